@@ -1,0 +1,32 @@
+"""``GET /health``: liveness, version and store facts."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from kgmem import __version__
+from kgmem.api.services import Services
+from kgmem.store import collect_facts
+
+__all__ = ["health"]
+
+
+async def health(request: Request) -> JSONResponse:
+    """Cheap by default; ``?detail=1`` adds per-graph triple counts and size on disk."""
+    services: Services = request.app.state.services
+    now = services.clock.now()
+    store: dict[str, object] = {
+        "backend": type(services.store).__name__,
+        "location": services.store.location,
+    }
+    if request.query_params.get("detail") in ("1", "true"):
+        store = collect_facts(services.store, services.queries).as_dict()
+    return JSONResponse(
+        {
+            "status": "ok",
+            "version": __version__,
+            "uptime_seconds": round((now - services.started_at).total_seconds(), 3),
+            "store": store,
+        }
+    )

@@ -1,0 +1,49 @@
+"""The services one kgmem process builds once and passes down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from kgmem.clock import Clock, SystemClock
+from kgmem.config import Settings
+from kgmem.ontology import LoadReport, bundled_files, check_bundled, ensure_bundled
+from kgmem.store import OxigraphStore, QueryRegistry, TripleStore
+
+__all__ = ["Services", "build_services"]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: TripleStore
+    queries: QueryRegistry
+    clock: Clock
+    bundled: LoadReport
+    started_at: datetime = field(default_factory=lambda: SystemClock().now())
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def build_services(
+    settings: Settings, *, clock: Clock | None = None, in_memory: bool = False
+) -> Services:
+    """Parse every query and shape file, then open the store: nothing is written to disk
+    unless all the inputs are sound."""
+    queries = QueryRegistry.load()
+    files = bundled_files(settings.shapes_dir)
+    check_bundled(files)
+    store: TripleStore
+    if in_memory:
+        store = OxigraphStore()
+    else:
+        settings.store_dir.parent.mkdir(parents=True, exist_ok=True)
+        store = OxigraphStore(settings.store_dir)
+    try:
+        report = ensure_bundled(store, queries, files)
+    except Exception:
+        store.close()
+        raise
+    clock = clock or SystemClock()
+    return Services(settings, store, queries, clock, report, clock.now())

@@ -1,0 +1,260 @@
+"""The ``kgmem`` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import httpx
+from rdflib import Literal, URIRef
+
+from kgmem import __version__
+from kgmem.config import Settings, apply_offline_env, load_settings
+from kgmem.errors import KgmemError, StoreLocked
+from kgmem.store import (
+    AskResult,
+    Dataset,
+    OxigraphStore,
+    QueryRegistry,
+    QueryResult,
+    SelectResult,
+    Term,
+    UserGraphs,
+    collect_facts,
+)
+
+__all__ = ["main"]
+
+
+def _settings() -> Settings:
+    return load_settings()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"kgmem: error: {message}", err=True)
+    sys.exit(code)
+
+
+def _running_server(settings: Settings) -> dict[str, Any] | None:
+    try:
+        info: dict[str, Any] = json.loads(settings.server_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info
+
+
+@contextmanager
+def _local_store(settings: Settings, purpose: str) -> Iterator[OxigraphStore]:
+    """Open the store for a read when no server holds it; a clear message when one does."""
+    if not settings.store_dir.exists():
+        _fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
+    try:
+        store = OxigraphStore(settings.store_dir)
+    except StoreLocked:
+        server = _running_server(settings)
+        where = f" (the server at {server['url']}, pid {server['pid']})" if server else ""
+        _fail(
+            f"the store at {settings.store_dir} is held by a running kgmem server{where}; "
+            f"{purpose} through the server, or stop it first"
+        )
+        raise  # unreachable: _fail exits
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kgmem")
+def cli() -> None:
+    """kgmem: long-term memory for LLM agents that believes nothing without evidence.
+
+    Settings come from $KGMEM_HOME/kgmem.toml and KGMEM_* environment variables.
+    """
+
+
+@cli.command()
+@click.option("--host", help="Bind address (default: the host setting, 127.0.0.1).")
+@click.option("--port", type=int, help="Port (default: the port setting, 8765).")
+def serve(host: str | None, port: int | None) -> None:
+    """Start the HTTP server on the embedded store."""
+    import uvicorn
+
+    from kgmem.api import create_app
+
+    apply_offline_env()
+    overrides: dict[str, Any] = {k: v for k, v in (("host", host), ("port", port)) if v}
+    settings = load_settings(**overrides)
+    app = create_app(settings)
+    info = {"pid": os.getpid(), "url": settings.base_url, "store": str(settings.store_dir)}
+    settings.server_file.write_text(json.dumps(info), encoding="utf-8")
+    click.echo(f"kgmem {__version__} serving {settings.store_dir}")
+    click.echo(f"  URL:    {settings.base_url}  (health: {settings.base_url}/health)")
+    click.echo("  Auth:   none yet: the server accepts loopback connections only by default;")
+    click.echo("          API keys arrive with the API surfaces.")
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the
+    # handler it found: make that handler a clean exit so the cleanup below runs.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _exit_cleanly)
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    finally:
+        settings.server_file.unlink(missing_ok=True)
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    sys.exit(0)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def status(as_json: bool) -> None:
+    """Show the store: path, size, graphs and triple counts, version."""
+    settings = _settings()
+    facts: dict[str, Any]
+    server = _running_server(settings)
+    if not settings.store_dir.exists():
+        facts = {
+            "location": str(settings.store_dir),
+            "triples": 0,
+            "graphs": {},
+            "size_bytes": 0,
+            "note": "no store yet",
+        }
+    else:
+        try:
+            store = OxigraphStore(settings.store_dir)
+        except StoreLocked:
+            facts = _server_facts(settings, server)
+        else:
+            try:
+                facts = collect_facts(store, QueryRegistry.load()).as_dict()
+            finally:
+                store.close()
+            server = None
+    report = {
+        "version": __version__,
+        "home": str(settings.home),
+        "server": server["url"] if server else None,
+        "store": facts,
+    }
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"kgmem {__version__}")
+    click.echo(f"home:    {settings.home}")
+    click.echo(f"server:  {report['server'] or 'not running'}")
+    click.echo(f"store:   {facts['location']}  ({_size(facts.get('size_bytes'))})")
+    click.echo(f"triples: {facts['triples']}  in {len(facts['graphs'])} graphs")
+    for graph, count in facts["graphs"].items():
+        click.echo(f"  {count:>10}  {graph}")
+
+
+def _server_facts(settings: Settings, server: dict[str, Any] | None) -> dict[str, Any]:
+    if server is None:
+        _fail(f"the store at {settings.store_dir} is locked by another process")
+        raise AssertionError  # unreachable
+    try:
+        body = httpx.get(f"{server['url']}/health", params={"detail": "1"}, timeout=5).json()
+    except (httpx.HTTPError, ValueError) as exc:
+        _fail(f"the store is locked but the server at {server['url']} does not answer: {exc}")
+        raise AssertionError from exc  # unreachable
+    return dict(body["store"])
+
+
+def _size(size: object) -> str:
+    if not isinstance(size, int):
+        return "in memory"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.0f} {unit}"
+        size //= 1024
+    return f"{size} TiB"
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--user", "uid", help="Limit the dataset to this user's graphs and the catalogue.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "tsv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option("--limit", type=int, default=None, help="Most rows (default: the setting).")
+def sparql(query: str, uid: str | None, fmt: str, limit: int | None) -> None:
+    """Run a read-only SPARQL QUERY (or '-' to read it from stdin) on the local store."""
+    settings = _settings()
+    text = sys.stdin.read() if query == "-" else query
+    with _local_store(settings, "query it") as store:
+        dataset = Dataset()
+        if uid is not None:
+            graphs = UserGraphs(uid)
+            catalogue = tuple(
+                g for g in store.graphs() if str(g).startswith("urn:kgmem:catalogue:")
+            )
+            allowed = (*graphs.standing, *catalogue)
+            dataset = Dataset(default=allowed, named=allowed)
+        result = store.query_text(
+            text, dataset=dataset, limit=limit or settings.sparql_result_limit
+        )
+    click.echo(_render(result, fmt))
+
+
+def _term(term: Term | None) -> str:
+    if term is None:
+        return ""
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    if isinstance(term, Literal):
+        return str(term)
+    return f"_:{term}"
+
+
+def _render(result: QueryResult, fmt: str) -> str:
+    if isinstance(result, AskResult):
+        return json.dumps({"boolean": result.value}) if fmt == "json" else str(result.value)
+    if isinstance(result, SelectResult):
+        if fmt == "json":
+            return json.dumps(
+                [{k: str(v) for k, v in row.items()} for row in result.rows], indent=2
+            )
+        lines = [[_term(row.get(v)) for v in result.variables] for row in result.rows]
+        if fmt == "tsv":
+            return "\n".join("\t".join(cells) for cells in [list(result.variables), *lines])
+        widths = [
+            max([len(v), *(len(line[i]) for line in lines)]) for i, v in enumerate(result.variables)
+        ]
+        out = ["  ".join(v.ljust(w) for v, w in zip(result.variables, widths, strict=True))]
+        out += [
+            "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) for cells in lines
+        ]
+        out.append(f"({len(lines)} rows)")
+        return "\n".join(out)
+    return "\n".join(f"{_term(s)} {_term(p)} {_term(o)} ." for s, p, o in result.triples)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one-line errors, non-zero exit, no traceback for expected failures."""
+    try:
+        cli.main(args=argv, prog_name="kgmem", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        _fail("aborted", 130)
+    except KgmemError as exc:
+        _fail(str(exc))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

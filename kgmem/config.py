@@ -1,0 +1,206 @@
+"""Settings: one frozen object built from defaults < ``$KGMEM_HOME/kgmem.toml`` < ``KGMEM_*``.
+
+This is the only module that reads the process environment. Every setting is declared once,
+as a dataclass field whose metadata carries its help text and bounds; the README's table is
+checked against these declarations by a test.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from kgmem.errors import ConfigFileError, InvalidSetting, UnknownSetting
+
+__all__ = ["CONFIG_FILE_NAME", "ENV_PREFIX", "Settings", "apply_offline_env", "load_settings"]
+
+ENV_PREFIX = "KGMEM_"
+CONFIG_FILE_NAME = "kgmem.toml"
+# Environment variables that locate the configuration rather than being settings themselves.
+_META_ENV = {"KGMEM_HOME", "KGMEM_CONFIG", "KGMEM_REQUIRE_SHARED"}
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _setting(
+    default: Any,
+    help: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: tuple[str, ...] = (),
+) -> Any:
+    meta = {"help": help, "minimum": minimum, "maximum": maximum, "choices": choices}
+    return field(default=default, metadata=meta)
+
+
+def _default_home() -> Path:
+    return Path(platformdirs.user_data_dir("kgmem", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every kgmem setting, with its default and help text."""
+
+    home: Path = field(
+        default_factory=_default_home,
+        metadata={
+            "help": "Data directory: store, index, vault, keys (set by KGMEM_HOME only).",
+            "minimum": None,
+            "maximum": None,
+            "choices": (),
+        },
+    )
+    host: str = _setting("127.0.0.1", "Address the HTTP server binds to.")
+    port: int = _setting(8765, "Port the HTTP server listens on.", minimum=1, maximum=65535)
+    log_level: str = _setting(
+        "info", "Server log level.", choices=("debug", "info", "warning", "error")
+    )
+    shapes_dir: Path = _setting(  # noqa: RUF009 - a Path is immutable; computed once
+        _REPO_ROOT / "shapes", "Directory of SHACL shape files (*.ttl) applied to every write."
+    )
+    sweep_interval_seconds: float = _setting(
+        60.0, "How often consolidation looks for idle chats.", minimum=1
+    )
+    idle_threshold_seconds: float = _setting(
+        300.0, "How long a chat must be quiet before it is consolidated.", minimum=0
+    )
+    concurrency: int = _setting(
+        4, "Parallel consolidation passes and page authoring jobs.", minimum=1, maximum=64
+    )
+    search_results: int = _setting(
+        8, "Results memory_search returns by default.", minimum=1, maximum=100
+    )
+    short_memory_half_life_days: float = _setting(
+        14.0, "Half-life of short-memory notes in prompt context.", minimum=0.01
+    )
+    stage_attempts: int = _setting(
+        3, "Attempts per consolidation stage before recovery or abandonment.", minimum=1
+    )
+    auto_activate_confidence: float = _setting(
+        0.75,
+        "Confidence at which an agent draft activates without review.",
+        minimum=0,
+        maximum=1,
+    )
+    batch_max: int = _setting(
+        25, "Most memories one batch draft may carry (the least is 1).", minimum=1, maximum=1000
+    )
+    max_tags: int = _setting(20, "Most tags one memory may carry.", minimum=0, maximum=1000)
+    sparql_result_limit: int = _setting(
+        10000, "Most rows (or triples) one user SPARQL query may return.", minimum=1
+    )
+
+    @property
+    def store_dir(self) -> Path:
+        """Where the embedded Oxigraph store lives."""
+        return self.home / "store"
+
+    @property
+    def server_file(self) -> Path:
+        """Written by a running server so the CLI can find it."""
+        return self.home / "server.json"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+def setting_names() -> list[str]:
+    return [f.name for f in fields(Settings)]
+
+
+def setting_help(name: str) -> str:
+    return str(next(f for f in fields(Settings) if f.name == name).metadata["help"])
+
+
+def setting_default(name: str) -> object:
+    f = next(f for f in fields(Settings) if f.name == name)
+    if f.default is not MISSING:
+        return f.default
+    return "platform user data dir (e.g. ~/.local/share/kgmem)"
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build the settings: defaults, then the TOML file, then ``KGMEM_*``, then ``overrides``.
+
+    ``env`` defaults to the process environment; tests pass their own.
+    """
+    environ = dict(os.environ if env is None else env)
+    home = Path(environ["KGMEM_HOME"]).expanduser() if "KGMEM_HOME" in environ else None
+    home = Path(overrides["home"]) if "home" in overrides else home
+    settings = Settings() if home is None else Settings(home=home)
+    config_path = Path(environ.get("KGMEM_CONFIG", settings.home / CONFIG_FILE_NAME))
+    settings = _apply(settings, _read_toml(config_path), f"config file {config_path}")
+    from_env = {
+        key[len(ENV_PREFIX) :].lower(): value
+        for key, value in environ.items()
+        if key.startswith(ENV_PREFIX) and key not in _META_ENV
+    }
+    settings = _apply(settings, from_env, "environment (KGMEM_*)")
+    return _apply(settings, overrides, "arguments")
+
+
+def apply_offline_env() -> None:
+    """Keep litellm and Hugging Face from reaching the network; call before importing them."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(path, f"not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
+
+
+def _apply(settings: Settings, values: Mapping[str, Any], origin: str) -> Settings:
+    declared = {f.name: f for f in fields(Settings)}
+    changes: dict[str, Any] = {}
+    for name, raw in values.items():
+        if name not in declared:
+            raise UnknownSetting(name, origin)
+        if name == "home" and origin != "arguments":
+            raise InvalidSetting(name, raw, "the data directory is chosen by KGMEM_HOME", origin)
+        changes[name] = _coerce(name, raw, declared[name].type, declared[name].metadata, origin)
+    return replace(settings, **changes) if changes else settings
+
+
+def _coerce(name: str, raw: Any, kind: object, meta: Mapping[str, Any], origin: str) -> Any:
+    converters: dict[object, type] = {
+        "int": int,
+        "float": float,
+        "str": str,
+        "Path": Path,
+    }
+    convert = converters[kind]
+    if isinstance(raw, bool) or (
+        convert is not str and convert is not Path and isinstance(raw, str) and not raw.strip()
+    ):
+        raise InvalidSetting(name, raw, f"expected {kind}", origin)
+    try:
+        if convert is int and isinstance(raw, float) and not raw.is_integer():
+            raise ValueError("not a whole number")
+        value = convert(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidSetting(name, raw, f"expected {kind}: {exc}", origin) from exc
+    if isinstance(value, Path):
+        value = value.expanduser()
+    low, high, choices = meta["minimum"], meta["maximum"], meta["choices"]
+    if low is not None and value < low:
+        raise InvalidSetting(name, raw, f"must be >= {low}", origin)
+    if high is not None and value > high:
+        raise InvalidSetting(name, raw, f"must be <= {high}", origin)
+    if choices and value not in choices:
+        raise InvalidSetting(name, raw, f"must be one of {', '.join(choices)}", origin)
+    return value

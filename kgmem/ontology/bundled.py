@@ -1,0 +1,123 @@
+"""Files that ship with kgmem and load at start-up: its vocabulary and the SHACL shapes.
+
+Each file goes into its own named graph together with a ``kgm:sourceSha256`` triple, so a
+restart reloads only what changed and a removed shapes file stops applying.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import Literal, URIRef
+
+from kgmem.errors import GraphNameError, ResourceError, StoreOperationFailed
+from kgmem.store import (
+    Changeset,
+    GraphKind,
+    Quad,
+    QueryRegistry,
+    RdfFormat,
+    TripleStore,
+    catalogue_graph,
+    parse_graph,
+    shapes_graph,
+)
+from kgmem.vocab import KGM
+
+__all__ = [
+    "BundledFile",
+    "LoadReport",
+    "bundled_files",
+    "check_bundled",
+    "default_ontologies_dir",
+    "ensure_bundled",
+]
+
+
+_OX_FORMATS = {RdfFormat.TURTLE: ox.RdfFormat.TURTLE, RdfFormat.NTRIPLES: ox.RdfFormat.N_TRIPLES}
+
+
+def default_ontologies_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "ontologies"
+
+
+@dataclass(frozen=True)
+class BundledFile:
+    path: Path
+    graph: URIRef
+    fmt: RdfFormat = RdfFormat.TURTLE
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    loaded: tuple[URIRef, ...]
+    unchanged: tuple[URIRef, ...]
+    removed: tuple[URIRef, ...]
+
+
+def bundled_files(shapes_dir: Path, ontologies_dir: Path | None = None) -> list[BundledFile]:
+    """kgmem's vocabulary plus every ``*.ttl`` in ``shapes_dir``."""
+    root = ontologies_dir or default_ontologies_dir()
+    files = [BundledFile(root / "kgmem.ttl", catalogue_graph("kgmem"))]
+    if shapes_dir.is_dir():
+        files += [BundledFile(p, shapes_graph(p.stem)) for p in sorted(shapes_dir.glob("*.ttl"))]
+    return files
+
+
+def _checksum(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise ResourceError(path, f"cannot be read: {exc.strerror or exc}") from exc
+
+
+def check_bundled(files: list[BundledFile]) -> None:
+    """Parse every bundled file without touching a store; raise ResourceError on the first
+    that is missing or broken, so a bad file fails start-up before anything is written."""
+    for bundled in files:
+        try:
+            data = bundled.path.read_bytes()
+        except OSError as exc:
+            raise ResourceError(bundled.path, f"cannot be read: {exc.strerror or exc}") from exc
+        try:
+            for _ in ox.parse(data, _OX_FORMATS[bundled.fmt]):
+                pass
+        except SyntaxError as exc:
+            raise ResourceError(bundled.path, f"not valid {bundled.fmt.value}: {exc}") from exc
+
+
+def ensure_bundled(
+    store: TripleStore, queries: QueryRegistry, files: list[BundledFile]
+) -> LoadReport:
+    """Load every file whose checksum differs from the one stored; drop stale shapes graphs."""
+    loaded: list[URIRef] = []
+    unchanged: list[URIRef] = []
+    for bundled in files:
+        digest = _checksum(bundled.path)
+        rows = store.select(queries["store/bundle_checksum"], {"graph": bundled.graph})
+        if any(str(r["sha256"]) == digest for r in rows):
+            unchanged.append(bundled.graph)
+            continue
+        try:
+            store.load(bundled.path.read_bytes(), bundled.fmt, bundled.graph)
+        except StoreOperationFailed as exc:
+            raise ResourceError(bundled.path, exc.reason) from exc
+        store.commit(
+            Changeset.of([Quad(bundled.graph, KGM.sourceSha256, Literal(digest), bundled.graph)])
+        )
+        loaded.append(bundled.graph)
+    wanted = {b.graph for b in files}
+    stale = tuple(g for g in store.graphs() if g not in wanted and _is_shapes_graph(g))
+    if stale:
+        store.commit(Changeset.of(drop_graphs=stale))
+    return LoadReport(tuple(loaded), tuple(unchanged), stale)
+
+
+def _is_shapes_graph(graph: URIRef) -> bool:
+    try:
+        return parse_graph(graph).kind is GraphKind.SHAPES
+    except GraphNameError:
+        return False

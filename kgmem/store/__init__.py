@@ -1,0 +1,58 @@
+"""The store layer: the ``TripleStore`` port, its adapters, graph names and named queries."""
+
+from kgmem.store.base import (
+    AskResult,
+    Bindings,
+    Changeset,
+    Dataset,
+    GraphResult,
+    Quad,
+    QueryResult,
+    RdfFormat,
+    Row,
+    SelectResult,
+    Term,
+    Transaction,
+    TripleStore,
+)
+from kgmem.store.facts import StoreFacts, collect_facts
+from kgmem.store.graphs import (
+    GraphKind,
+    ParsedGraph,
+    UserGraphs,
+    catalogue_graph,
+    check_id,
+    parse_graph,
+    shapes_graph,
+)
+from kgmem.store.oxigraph import OxigraphStore
+from kgmem.store.queries import Query, QueryKind, QueryRegistry
+
+__all__ = [
+    "AskResult",
+    "Bindings",
+    "Changeset",
+    "Dataset",
+    "GraphKind",
+    "GraphResult",
+    "OxigraphStore",
+    "ParsedGraph",
+    "Quad",
+    "Query",
+    "QueryKind",
+    "QueryRegistry",
+    "QueryResult",
+    "RdfFormat",
+    "Row",
+    "SelectResult",
+    "StoreFacts",
+    "Term",
+    "Transaction",
+    "TripleStore",
+    "UserGraphs",
+    "catalogue_graph",
+    "check_id",
+    "collect_facts",
+    "parse_graph",
+    "shapes_graph",
+]

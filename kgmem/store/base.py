@@ -1,0 +1,199 @@
+"""The ``TripleStore`` port and the plain data that crosses it.
+
+Terms are rdflib terms (``URIRef``, ``BNode``, ``Literal``) so nothing above an adapter sees a
+backend's own types. Every write is one atomic call: :meth:`TripleStore.commit` of a
+:class:`Changeset`, or :meth:`TripleStore.update` of one named update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple, Protocol
+
+from rdflib import BNode, Literal, URIRef
+
+from kgmem.store.queries import Query
+
+__all__ = [
+    "AskResult",
+    "Bindings",
+    "Changeset",
+    "Dataset",
+    "GraphResult",
+    "Quad",
+    "QueryResult",
+    "RdfFormat",
+    "Row",
+    "SelectResult",
+    "Term",
+    "Transaction",
+    "TripleStore",
+]
+
+Term = URIRef | BNode | Literal
+Bindings = Mapping[str, Term]
+Row = Mapping[str, Term]
+
+
+class Quad(NamedTuple):
+    subject: URIRef | BNode
+    predicate: URIRef
+    object: Term
+    graph: URIRef
+
+
+class RdfFormat(StrEnum):
+    TURTLE = "turtle"
+    NTRIPLES = "ntriples"
+    NQUADS = "nquads"
+    RDFXML = "rdfxml"
+    N3 = "n3"
+    TRIG = "trig"
+
+
+@dataclass(frozen=True)
+class Changeset:
+    """One atomic change: graphs dropped, then quads removed, then quads added."""
+
+    add: tuple[Quad, ...] = ()
+    remove: tuple[Quad, ...] = ()
+    drop_graphs: tuple[URIRef, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        add: Iterable[Quad] = (),
+        remove: Iterable[Quad] = (),
+        drop_graphs: Iterable[URIRef] = (),
+    ) -> Changeset:
+        return cls(tuple(add), tuple(remove), tuple(drop_graphs))
+
+    def __bool__(self) -> bool:
+        return bool(self.add or self.remove or self.drop_graphs)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The graphs a query may see.
+
+    ``default`` None means the union of every graph in ``named`` (or of the whole store when
+    ``named`` is None too); ``named`` None means every graph of the store.
+    """
+
+    default: tuple[URIRef, ...] | None = None
+    named: tuple[URIRef, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SelectResult:
+    variables: tuple[str, ...]
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class AskResult:
+    value: bool
+
+
+@dataclass(frozen=True)
+class GraphResult:
+    triples: tuple[tuple[URIRef | BNode, URIRef, Term], ...] = field(default=())
+
+
+QueryResult = SelectResult | AskResult | GraphResult
+
+
+class TripleStore(Protocol):
+    """A quad store kgmem can use as its single source of truth."""
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (a directory, ``:memory:``, or an endpoint URL)."""
+        ...
+
+    def select(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> list[Row]: ...
+
+    def ask(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> bool: ...
+
+    def construct(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> GraphResult: ...
+
+    def update(self, query: Query, bindings: Bindings | None = None) -> None:
+        """Run one named update atomically."""
+        ...
+
+    def commit(self, changes: Changeset) -> None:
+        """Apply ``changes`` atomically: all of it or none of it."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """Hold the write lock while reading and building one changeset; commit on exit."""
+        ...
+
+    def query_text(self, text: str, *, dataset: Dataset, limit: int | None = None) -> QueryResult:
+        """Run a caller-supplied read-only query (updates and SERVICE are refused).
+
+        kgmem's standard prefixes (``kgmem.vocab.PREFIXES``) are predeclared.
+        """
+        ...
+
+    def quads(
+        self,
+        graph: URIRef | None = None,
+        subject: URIRef | BNode | None = None,
+        predicate: URIRef | None = None,
+        obj: Term | None = None,
+    ) -> Iterator[Quad]: ...
+
+    def graphs(self) -> list[URIRef]: ...
+
+    def count(self, graph: URIRef | None = None) -> int: ...
+
+    def load(
+        self,
+        data: bytes,
+        fmt: RdfFormat,
+        graph: URIRef,
+        *,
+        replace: bool = True,
+        bulk: bool = False,
+        lenient: bool = False,
+    ) -> int:
+        """Parse ``data`` into ``graph`` (replacing it by default); returns triples loaded.
+
+        Atomic unless ``bulk``: bulk loads are for catalogue installs, never for user data.
+        """
+        ...
+
+    def size_on_disk(self) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+class Transaction:
+    """A changeset under construction inside :meth:`TripleStore.transaction`."""
+
+    def __init__(self) -> None:
+        self._add: list[Quad] = []
+        self._remove: list[Quad] = []
+        self._drop: list[URIRef] = []
+
+    def add(self, *quads: Quad) -> None:
+        self._add.extend(quads)
+
+    def remove(self, *quads: Quad) -> None:
+        self._remove.extend(quads)
+
+    def drop_graph(self, graph: URIRef) -> None:
+        self._drop.append(graph)
+
+    def changeset(self) -> Changeset:
+        return Changeset.of(self._add, self._remove, self._drop)

@@ -1,0 +1,400 @@
+"""The embedded Oxigraph store: a directory on disk, or in memory for tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from itertools import islice
+from pathlib import Path
+from typing import TypeVar
+
+import pyoxigraph as ox
+from rdflib import BNode, Literal, URIRef
+from rdflib.namespace import RDF, XSD
+
+from kgmem.errors import (
+    BindingError,
+    QueryRefused,
+    ResultLimitExceeded,
+    StoreClosed,
+    StoreCorrupt,
+    StoreLocked,
+    StoreOperationFailed,
+)
+from kgmem.store.base import (
+    AskResult,
+    Bindings,
+    Changeset,
+    Dataset,
+    GraphResult,
+    Quad,
+    QueryResult,
+    RdfFormat,
+    Row,
+    SelectResult,
+    Term,
+    Transaction,
+)
+from kgmem.store.queries import Query, QueryKind, refused_keyword, term_to_sparql
+from kgmem.vocab import PREFIXES
+
+__all__ = ["OxigraphStore"]
+
+_FORMATS = {
+    RdfFormat.TURTLE: ox.RdfFormat.TURTLE,
+    RdfFormat.NTRIPLES: ox.RdfFormat.N_TRIPLES,
+    RdfFormat.NQUADS: ox.RdfFormat.N_QUADS,
+    RdfFormat.RDFXML: ox.RdfFormat.RDF_XML,
+    RdfFormat.N3: ox.RdfFormat.N3,
+    RdfFormat.TRIG: ox.RdfFormat.TRIG,
+}
+_XSD_STRING = str(XSD.string)
+_T = TypeVar("_T")
+_LANG_STRING = str(RDF.langString)
+
+
+def _node_to_ox(term: URIRef | BNode) -> ox.NamedNode | ox.BlankNode:
+    if isinstance(term, URIRef):
+        return ox.NamedNode(str(term))
+    return ox.BlankNode(str(term))
+
+
+def to_ox(term: Term) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+    if isinstance(term, URIRef | BNode):
+        return _node_to_ox(term)
+    if term.language:
+        return ox.Literal(str(term), language=term.language)
+    if term.datatype is not None:
+        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+    return ox.Literal(str(term))
+
+
+def from_ox(term: object) -> Term:
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return Literal(term.value, lang=term.language)
+        datatype = term.datatype.value
+        if datatype in (_XSD_STRING, _LANG_STRING):
+            return Literal(term.value)
+        return Literal(term.value, datatype=URIRef(datatype))
+    raise StoreOperationFailed("read", f"unsupported term {term!r} (RDF-star is not used)")
+
+
+def _quad_to_ox(quad: Quad) -> ox.Quad:
+    return ox.Quad(
+        _node_to_ox(quad.subject),
+        ox.NamedNode(str(quad.predicate)),
+        to_ox(quad.object),
+        ox.NamedNode(str(quad.graph)),
+    )
+
+
+def _quad_from_ox(quad: ox.Quad) -> Quad:
+    graph = quad.graph_name
+    if not isinstance(graph, ox.NamedNode):
+        raise StoreOperationFailed("read", "kgmem keeps nothing in the default graph")
+    subject, predicate = from_ox(quad.subject), from_ox(quad.predicate)
+    assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
+    return Quad(subject, predicate, from_ox(quad.object), URIRef(graph.value))
+
+
+def _data_block(keyword: str, quads: Iterable[Quad]) -> str:
+    lines = [
+        " ".join(
+            (
+                "GRAPH",
+                term_to_sparql(q.graph),
+                "{",
+                term_to_sparql(q.subject, allow_blank=True),
+                term_to_sparql(q.predicate),
+                term_to_sparql(q.object, allow_blank=True),
+                "}",
+            )
+        )
+        for q in quads
+    ]
+    return keyword + " DATA {\n" + "\n".join(lines) + "\n}"
+
+
+class OxigraphStore:
+    """A :class:`~kgmem.store.base.TripleStore` on pyoxigraph.
+
+    One read-write process per directory: a second open raises :class:`StoreLocked`.
+    Writes within this process are serialized by a lock so a read-compute-commit inside
+    :meth:`transaction` sees no interleaved writer.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._lock = threading.RLock()
+        self._store: ox.Store | None = self._open(path)
+
+    @staticmethod
+    def _open(path: Path | None) -> ox.Store:
+        if path is None:
+            return ox.Store()
+        try:
+            return ox.Store(str(path))
+        except OSError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLocked(path) from exc
+            raise StoreCorrupt(path, str(exc)) from exc
+        except RuntimeError as exc:
+            raise StoreCorrupt(path, str(exc)) from exc
+
+    @property
+    def location(self) -> str:
+        return ":memory:" if self._path is None else str(self._path)
+
+    @property
+    def _ox(self) -> ox.Store:
+        if self._store is None:
+            raise StoreClosed()
+        return self._store
+
+    # -- reads -------------------------------------------------------------------------
+
+    def _run(self, query: Query, bindings: Bindings | None, dataset: Dataset | None) -> object:
+        bindings = bindings or {}
+        query.check_bindings(bindings)
+        substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]
+        substitutions = {ox.Variable(k): to_ox(v) for k, v in bindings.items()}
+        union, default, named = _dataset(dataset)
+        try:
+            return self._ox.query(
+                query.text,
+                substitutions=substitutions,
+                use_default_graph_as_union=union,
+                default_graph=default,
+                named_graphs=named,
+            )
+        except (OSError, RuntimeError) as exc:
+            unprojected = [v for v in bindings if f"variable ?{v} in its SELECT" in str(exc)]
+            if unprojected:
+                raise BindingError(
+                    query.name, unprojected[0], "bound variables must be projected by the SELECT"
+                ) from exc
+            raise StoreOperationFailed(f"query {query.name}", str(exc)) from exc
+
+    def select(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> list[Row]:
+        query.expect(QueryKind.SELECT)
+        solutions = self._run(query, bindings, dataset)
+        assert isinstance(solutions, ox.QuerySolutions)
+        names = [v.value for v in solutions.variables]
+        return [_row(names, s) for s in solutions]
+
+    def ask(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> bool:
+        query.expect(QueryKind.ASK)
+        return bool(self._run(query, bindings, dataset))
+
+    def construct(
+        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+    ) -> GraphResult:
+        query.expect(QueryKind.CONSTRUCT, QueryKind.DESCRIBE)
+        triples = self._run(query, bindings, dataset)
+        assert isinstance(triples, ox.QueryTriples)
+        return GraphResult(tuple(_triple(t) for t in triples))
+
+    def query_text(self, text: str, *, dataset: Dataset, limit: int | None = None) -> QueryResult:
+        keyword = refused_keyword(text)
+        if keyword:
+            raise QueryRefused(f"{keyword} is not allowed: this endpoint is read-only and offline")
+        try:
+            union, default, named = _dataset(dataset)
+            result = self._ox.query(
+                text,
+                prefixes=PREFIXES,
+                use_default_graph_as_union=union,
+                default_graph=default,
+                named_graphs=named,
+            )
+        except SyntaxError as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else "syntax error"
+            raise QueryRefused(f"not a SPARQL query: {first_line}") from exc
+        except (OSError, RuntimeError) as exc:
+            raise StoreOperationFailed("query", str(exc)) from exc
+        if isinstance(result, ox.QueryBoolean):
+            return AskResult(bool(result))
+        if isinstance(result, ox.QuerySolutions):
+            names = [v.value for v in result.variables]
+            rows = tuple(_row(names, s) for s in _capped(result, limit))
+            return SelectResult(tuple(names), rows)
+        return GraphResult(tuple(_triple(t) for t in _capped(result, limit)))
+
+    def quads(
+        self,
+        graph: URIRef | None = None,
+        subject: URIRef | BNode | None = None,
+        predicate: URIRef | None = None,
+        obj: Term | None = None,
+    ) -> Iterator[Quad]:
+        pattern = self._ox.quads_for_pattern(
+            None if subject is None else _node_to_ox(subject),
+            None if predicate is None else ox.NamedNode(str(predicate)),
+            None if obj is None else to_ox(obj),
+            None if graph is None else ox.NamedNode(str(graph)),
+        )
+        for quad in pattern:
+            if isinstance(quad.graph_name, ox.NamedNode):
+                yield _quad_from_ox(quad)
+
+    def graphs(self) -> list[URIRef]:
+        return sorted(
+            URIRef(g.value) for g in self._ox.named_graphs() if isinstance(g, ox.NamedNode)
+        )
+
+    def count(self, graph: URIRef | None = None) -> int:
+        if graph is None:
+            return len(self._ox)
+        return sum(
+            1 for _ in self._ox.quads_for_pattern(None, None, None, ox.NamedNode(str(graph)))
+        )
+
+    def size_on_disk(self) -> int | None:
+        if self._path is None:
+            return None
+        return sum(p.stat().st_size for p in self._path.rglob("*") if p.is_file())
+
+    # -- writes ------------------------------------------------------------------------
+
+    def update(self, query: Query, bindings: Bindings | None = None) -> None:
+        from kgmem.store.queries import substitute
+
+        query.expect(QueryKind.UPDATE)
+        text = substitute(query, bindings or {})
+        with self._lock:
+            try:
+                self._ox.update(text)
+            except (OSError, RuntimeError, SyntaxError) as exc:
+                raise StoreOperationFailed(f"update {query.name}", str(exc)) from exc
+
+    def commit(self, changes: Changeset) -> None:
+        if not changes:
+            return
+        with self._lock:
+            try:
+                if not changes.remove and not changes.drop_graphs:
+                    self._ox.extend([_quad_to_ox(q) for q in changes.add])
+                else:
+                    self._ox.update(_changeset_update(changes))
+            except (OSError, RuntimeError, SyntaxError) as exc:
+                raise StoreOperationFailed("commit", str(exc)) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        with self._lock:
+            tx = Transaction()
+            yield tx
+            self.commit(tx.changeset())
+
+    def load(
+        self,
+        data: bytes,
+        fmt: RdfFormat,
+        graph: URIRef,
+        *,
+        replace: bool = True,
+        bulk: bool = False,
+        lenient: bool = False,
+    ) -> int:
+        target = ox.NamedNode(str(graph))
+        with self._lock:
+            try:
+                if bulk:
+                    if replace and self._ox.contains_named_graph(target):
+                        self._ox.remove_graph(target)
+                    self._ox.bulk_load(data, _FORMATS[fmt], to_graph=target, lenient=lenient)
+                    return self.count(graph)
+                parsed = [
+                    _quad_from_ox(ox.Quad(q.subject, q.predicate, q.object, target))
+                    for q in ox.parse(
+                        data, _FORMATS[fmt], lenient=lenient, without_named_graphs=True
+                    )
+                ]
+                drop = (graph,) if replace else ()
+                self._ox.update(_changeset_update(Changeset.of(parsed, (), drop), allow_blank=True))
+                return len(parsed)
+            except SyntaxError as exc:
+                raise StoreOperationFailed(f"load into {graph}", f"unparseable: {exc}") from exc
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise StoreOperationFailed(f"load into {graph}", str(exc)) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                if self._path is not None:
+                    self._store.flush()
+                # pyoxigraph has no close(): the lock is released when the handle is freed.
+                self._store = None
+
+
+_Graphs = list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph]
+# An empty list would mean "the store's default graph": an impossible graph keeps an empty
+# dataset empty.
+_NOWHERE = ox.NamedNode("urn:kgmem:none")
+
+
+def _dataset(
+    dataset: Dataset | None,
+) -> tuple[bool, _Graphs | None, list[ox.NamedNode | ox.BlankNode] | None]:
+    """(union default graph?, default graphs, named graphs) for pyoxigraph's query()."""
+    if dataset is None:
+        return True, None, None
+    named: list[ox.NamedNode | ox.BlankNode] | None = None
+    if dataset.named is not None:
+        named = [ox.NamedNode(str(g)) for g in dataset.named] or [_NOWHERE]
+    if dataset.default is not None:
+        return False, [ox.NamedNode(str(g)) for g in dataset.default] or [_NOWHERE], named
+    if named is None:
+        return True, None, None
+    return False, list(named), named
+
+
+def _row(names: list[str], solution: ox.QuerySolution) -> Row:
+    row: dict[str, Term] = {}
+    for name in names:
+        value = solution[name]
+        if value is not None:
+            row[name] = from_ox(value)
+    return row
+
+
+def _triple(triple: ox.Triple) -> tuple[URIRef | BNode, URIRef, Term]:
+    subject, predicate = from_ox(triple.subject), from_ox(triple.predicate)
+    assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
+    return subject, predicate, from_ox(triple.object)
+
+
+def _capped(results: Iterable[_T], limit: int | None) -> Iterator[_T]:
+    if limit is None:
+        yield from results
+        return
+    taken = list(islice(results, limit + 1))
+    if len(taken) > limit:
+        raise ResultLimitExceeded(limit)
+    yield from taken
+
+
+def _changeset_update(changes: Changeset, *, allow_blank: bool = False) -> str:
+    blank = any(
+        isinstance(t, BNode) for q in (*changes.add, *changes.remove) for t in (q.subject, q.object)
+    )
+    if blank and not allow_blank:
+        raise StoreOperationFailed(
+            "commit", "blank nodes cannot be written atomically with removals; mint IRIs"
+        )
+    operations = ["DROP SILENT GRAPH " + term_to_sparql(g) for g in changes.drop_graphs]
+    if changes.remove:
+        operations.append(_data_block("DELETE", changes.remove))
+    if changes.add:
+        operations.append(_data_block("INSERT", changes.add))
+    return " ;\n".join(operations)

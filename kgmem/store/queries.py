@@ -1,0 +1,222 @@
+"""The query registry: every SPARQL query and update lives in ``queries/**/*.rq``.
+
+A query is loaded by its path without the suffix (``queries/store/graph_counts.rq`` is
+``store/graph_counts``). All of them are parsed when the registry loads, so a broken file
+fails start-up with its file, line and column. Parameters are bound as RDF terms, never
+formatted into the text: backends with native substitution use it, the others get the
+term substituted token by token (:func:`substitute`), which only ever replaces a variable
+token with a serialized term.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import pyoxigraph as ox
+from rdflib import BNode, Literal, URIRef
+
+from kgmem.errors import BindingError, QueryKindMismatch, QuerySyntaxError, UnknownQuery
+from kgmem.vocab import PREFIXES
+
+__all__ = [
+    "Query",
+    "QueryKind",
+    "QueryRegistry",
+    "default_queries_dir",
+    "parse_query",
+    "refused_keyword",
+    "substitute",
+    "term_to_sparql",
+]
+
+_QUERY_KEYWORDS = {
+    "SELECT": "select",
+    "ASK": "ask",
+    "CONSTRUCT": "construct",
+    "DESCRIBE": "describe",
+}
+# One alternative per lexical token class that can contain a '?' or '$' that is not a
+# variable, so variables are only ever found outside strings, IRIs and comments.
+_TOKENS = re.compile(
+    r"(?P<comment>#[^\n]*)"
+    r'|(?P<string>"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'(?:[^\'\\]|\\.|\'(?!\'\'))*\'\'\''
+    r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')'
+    r'|(?P<iri><[^<>"{}|^`\\\s]*>)'
+    r"|(?P<var>[?$][A-Za-z0-9_\u00B7\u00C0-\uFFFF]+)"
+    r"|(?P<word>[A-Za-z_][\w\-.]*:[\w\-.]*|:[\w\-.]*|[A-Za-z]+)",
+    re.DOTALL,
+)
+_SYNTAX_POSITION = re.compile(r"error at (\d+):(\d+): (.*)", re.DOTALL)
+
+
+class QueryKind(StrEnum):
+    SELECT = "select"
+    ASK = "ask"
+    CONSTRUCT = "construct"
+    DESCRIBE = "describe"
+    UPDATE = "update"
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named query: its text (with the standard prologue) and the variables it uses."""
+
+    name: str
+    text: str
+    kind: QueryKind
+    variables: frozenset[str]
+    path: str = "<inline>"
+
+    def expect(self, *kinds: QueryKind) -> None:
+        if self.kind not in kinds:
+            raise QueryKindMismatch(self.name, "/".join(kinds), self.kind)
+
+    def check_bindings(self, bindings: Mapping[str, object]) -> None:
+        for variable in bindings:
+            if variable not in self.variables:
+                raise BindingError(self.name, variable, "the query has no such variable")
+
+
+def default_queries_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "queries"
+
+
+def _prologue() -> str:
+    return "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    return _TOKENS.finditer(text)
+
+
+def _kind_of(text: str) -> QueryKind:
+    for match in _tokens(text):
+        word = match.group("word")
+        if word and ":" in word:
+            continue
+        if word and word.upper() in _QUERY_KEYWORDS:
+            return QueryKind(_QUERY_KEYWORDS[word.upper()])
+        if word and word.upper() not in {"PREFIX", "BASE"}:
+            return QueryKind.UPDATE
+    return QueryKind.UPDATE
+
+
+def refused_keyword(text: str) -> str | None:
+    """Why a caller's query text may not run, if it may not: an update, or a SERVICE call.
+
+    >>> refused_keyword("SELECT * WHERE { SERVICE <http://x> { ?s ?p ?o } }")
+    'SERVICE'
+    >>> refused_keyword("PREFIX ex: <http://e/> INSERT DATA { ex:a ex:b ex:c }")
+    'an update'
+    >>> refused_keyword("SELECT ?service WHERE { ?s <http://x/SERVICE> 'SERVICE' }") is None
+    True
+    """
+    if _kind_of(text) is QueryKind.UPDATE:
+        return "an update"
+    for match in _tokens(text):
+        word = match.group("word")
+        if word and word.upper() == "SERVICE":
+            return "SERVICE"
+    return None
+
+
+def parse_query(name: str, body: str, path: str) -> Query:
+    """Parse ``body`` (without prologue) into a :class:`Query`, or raise QuerySyntaxError."""
+    prologue = _prologue()
+    text = prologue + body
+    kind = _kind_of(body)
+    probe = ox.Store()  # an empty in-memory store: parsing, with nothing to read or write
+    try:
+        if kind is QueryKind.UPDATE:
+            probe.update(text)
+        else:
+            probe.query(text)
+    except SyntaxError as exc:
+        line, column, reason = _position(str(exc))
+        raise QuerySyntaxError(path, max(line - prologue.count("\n"), 1), column, reason) from exc
+    variables = frozenset(m.group("var")[1:] for m in _tokens(body) if m.group("var"))
+    return Query(name=name, text=text, kind=kind, variables=variables, path=path)
+
+
+def _position(message: str) -> tuple[int, int, str]:
+    match = _SYNTAX_POSITION.search(message)
+    if not match:
+        return 1, 1, message
+    return int(match.group(1)), int(match.group(2)), match.group(3)
+
+
+class QueryRegistry:
+    """All named queries of a directory, parsed once."""
+
+    def __init__(self, queries: Mapping[str, Query]) -> None:
+        self._queries = dict(queries)
+
+    @classmethod
+    def load(cls, directory: Path | None = None) -> QueryRegistry:
+        root = directory or default_queries_dir()
+        queries: dict[str, Query] = {}
+        for path in sorted(root.rglob("*.rq")):
+            name = path.relative_to(root).with_suffix("").as_posix()
+            try:
+                body = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise QuerySyntaxError(str(path), 1, 1, f"cannot be read: {exc}") from exc
+            queries[name] = parse_query(name, body, str(path))
+        return cls(queries)
+
+    def __getitem__(self, name: str) -> Query:
+        try:
+            return self._queries[name]
+        except KeyError:
+            raise UnknownQuery(name) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._queries
+
+    def __len__(self) -> int:
+        return len(self._queries)
+
+    def names(self) -> list[str]:
+        return sorted(self._queries)
+
+
+def term_to_sparql(term: URIRef | BNode | Literal, *, allow_blank: bool = False) -> str:
+    """Serialize one term as a SPARQL/N-Triples token (escaped by the RDF library).
+
+    Blank nodes are allowed only in ``INSERT DATA`` blocks: anywhere else in a query a
+    blank node is a variable.
+    """
+    if isinstance(term, URIRef):
+        return str(ox.NamedNode(str(term)))
+    if isinstance(term, BNode):
+        if allow_blank:
+            return str(ox.BlankNode(str(term)))
+        raise ValueError("blank nodes cannot be substituted into query text")
+    if term.language:
+        return str(ox.Literal(str(term), language=term.language))
+    if term.datatype:
+        return str(ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype))))
+    return str(ox.Literal(str(term)))
+
+
+def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -> str:
+    """Replace each bound variable token of ``query`` with its term; nothing else changes."""
+    query.check_bindings(bindings)
+    rendered: dict[str, str] = {}
+    for variable, term in bindings.items():
+        try:
+            rendered[variable] = term_to_sparql(term)
+        except ValueError as exc:
+            raise BindingError(query.name, variable, str(exc)) from exc
+
+    def replace(match: re.Match[str]) -> str:
+        var = match.group("var")
+        if var and var[1:] in rendered:
+            return rendered[var[1:]]
+        return match.group(0)
+
+    return _TOKENS.sub(replace, query.text)

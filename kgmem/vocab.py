@@ -1,0 +1,45 @@
+"""IRI constants: kgmem's own namespace and the vocabularies it reuses."""
+
+from __future__ import annotations
+
+from rdflib import Namespace
+from rdflib.namespace import OWL, RDF, RDFS, SH, SKOS, XSD
+
+__all__ = [
+    "DCT",
+    "FOAF",
+    "KGM",
+    "KKO",
+    "OWL",
+    "PREFIXES",
+    "RC",
+    "RDF",
+    "RDFS",
+    "SDO",
+    "SH",
+    "SKOS",
+    "XSD",
+]
+
+KGM = Namespace("https://w3id.org/kgmem/ns#")
+SDO = Namespace("https://schema.org/")
+FOAF = Namespace("http://xmlns.com/foaf/0.1/")
+DCT = Namespace("http://purl.org/dc/terms/")
+KKO = Namespace("http://kbpedia.org/ontologies/kko#")
+RC = Namespace("http://kbpedia.org/kko/rc/")
+
+#: Prefixes every named query may use without declaring them.
+PREFIXES: dict[str, str] = {
+    "kgm": str(KGM),
+    "rdf": str(RDF),
+    "rdfs": str(RDFS),
+    "owl": str(OWL),
+    "xsd": str(XSD),
+    "skos": str(SKOS),
+    "sh": str(SH),
+    "schema": str(SDO),
+    "foaf": str(FOAF),
+    "dct": str(DCT),
+    "kko": str(KKO),
+    "rc": str(RC),
+}

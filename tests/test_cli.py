@@ -1,0 +1,216 @@
+"""The kgmem command line, run as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from rdflib import Literal, URIRef
+
+from kgmem import __version__
+from kgmem.ontology import bundled_files, ensure_bundled
+from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
+from kgmem.vocab import KGM
+from tests.conftest import REPO, free_port
+
+
+def kgmem(home: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kgmem.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KGMEM_HOME": str(home), **env},
+        cwd=REPO,
+    )
+
+
+def seed(home: Path) -> None:
+    store = OxigraphStore(home / "store")
+    queries = QueryRegistry.load()
+    ensure_bundled(store, queries, bundled_files(REPO / "shapes"))
+    store.commit(
+        Changeset.of(
+            [
+                Quad(
+                    URIRef("urn:m:a"), KGM.title, Literal("alice's memory"), UserGraphs("alice").kg
+                ),
+                Quad(URIRef("urn:m:b"), KGM.title, Literal("bob's memory"), UserGraphs("bob").kg),
+            ]
+        )
+    )
+    store.close()
+
+
+@contextmanager
+def holding(path: Path) -> Iterator[None]:
+    """Another process holding the store, as a running server would."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, pyoxigraph; s = pyoxigraph.Store(sys.argv[1]); print('held', flush=True);"
+            " sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    try:
+        yield
+    finally:
+        holder.communicate("")
+
+
+def test_version_and_help(home: Path) -> None:
+    assert kgmem(home, "--version").stdout.strip() == f"kgmem, version {__version__}"
+    out = kgmem(home, "--help").stdout
+    for command in ("serve", "status", "sparql"):
+        assert command in out
+
+
+def test_status_on_a_fresh_home_writes_nothing(home: Path) -> None:
+    result = kgmem(home, "status")
+    assert result.returncode == 0
+    assert "not running" in result.stdout and "triples: 0" in result.stdout
+    assert not (home / "store").exists()
+
+
+def test_status_reports_graphs_and_counts(home: Path) -> None:
+    seed(home)
+    report = json.loads(kgmem(home, "status", "--json").stdout)
+    graphs = report["store"]["graphs"]
+    assert graphs["urn:kgmem:user:alice:kg"] == 1
+    assert graphs["urn:kgmem:catalogue:kgmem"] > 100
+    assert report["store"]["triples"] == sum(graphs.values())
+    assert report["store"]["size_bytes"] > 0 and report["version"] == __version__
+    table = kgmem(home, "status").stdout
+    assert "urn:kgmem:user:bob:kg" in table
+
+
+def test_sparql_formats(home: Path) -> None:
+    seed(home)
+    query = "SELECT ?t WHERE { ?m kgm:title ?t } ORDER BY ?t"
+    table = kgmem(home, "sparql", query).stdout
+    assert "alice's memory" in table and "(2 rows)" in table
+    rows = json.loads(kgmem(home, "sparql", query, "--format", "json").stdout)
+    assert rows == [{"t": "alice's memory"}, {"t": "bob's memory"}]
+    tsv = kgmem(home, "sparql", "-", "--format", "tsv", stdin=query).stdout.splitlines()
+    assert tsv == ["t", "alice's memory", "bob's memory"]
+    assert kgmem(home, "sparql", 'ASK { ?m kgm:title "carol\'s memory" }').stdout.strip() == (
+        "False"
+    )
+    assert kgmem(home, "sparql", "ASK { ?m kgm:title ?t }").stdout.strip() == "True"
+    triples = kgmem(home, "sparql", "CONSTRUCT { ?m kgm:excerpt ?t } WHERE { ?m kgm:title ?t }")
+    assert triples.stdout.count(" .") == 2
+
+
+def test_sparql_user_scope_hides_other_users(home: Path) -> None:
+    seed(home)
+    for query in (
+        "SELECT ?t WHERE { ?m kgm:title ?t }",
+        "SELECT ?t WHERE { GRAPH <urn:kgmem:user:bob:kg> { ?m kgm:title ?t } }",
+    ):
+        rows = json.loads(
+            kgmem(home, "sparql", query, "--user", "alice", "--format", "json").stdout
+        )
+        assert {r["t"] for r in rows} <= {"alice's memory"}
+    # The catalogue stays visible to a user.
+    assert kgmem(home, "sparql", "ASK { kgm:Memory a ?t }", "--user", "alice").stdout.strip() == (
+        "True"
+    )
+
+
+def test_sparql_refuses_updates_and_limits_results(home: Path) -> None:
+    seed(home)
+    result = kgmem(home, "sparql", "DELETE WHERE { ?s ?p ?o }")
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip() == "kgmem: error: query refused: an update is not allowed: "
+        "this endpoint is read-only and offline"
+    )
+    limited = kgmem(home, "sparql", "SELECT * WHERE { ?s ?p ?o }", "--limit", "3")
+    assert limited.returncode == 2 and "more than 3 rows" in limited.stderr
+
+
+def test_sparql_while_the_store_is_held(home: Path) -> None:
+    seed(home)
+    with holding(home / "store"):
+        result = kgmem(home, "sparql", "ASK {}")
+    assert result.returncode == 2
+    assert "held by a running kgmem server" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sparql_without_a_store(home: Path) -> None:
+    result = kgmem(home, "sparql", "ASK {}")
+    assert result.returncode == 2 and "no store" in result.stderr
+    assert not (home / "store").exists()
+
+
+def test_bad_settings_give_one_line_errors(home: Path) -> None:
+    result = kgmem(home, "status", KGMEM_PROT="1")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "kgmem: error: unknown setting 'prot' in environment (KGMEM_*)"
+    (home / "kgmem.toml").write_text("port = [\n")
+    result = kgmem(home, "serve")
+    assert result.returncode == 2 and "kgmem.toml" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (home / "store").exists()
+
+
+def test_serve_refuses_locked_and_corrupt_stores(home: Path) -> None:
+    seed(home)
+    with holding(home / "store"):
+        result = kgmem(home, "serve", "--port", str(free_port()))
+    assert result.returncode == 2 and "locked" in result.stderr
+    (home / "store" / "CURRENT").write_text("garbage\n")
+    result = kgmem(home, "serve", "--port", str(free_port()))
+    assert result.returncode == 2 and "cannot be opened" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.integration
+def test_serve_answers_health_then_shuts_down_cleanly(home: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)],
+        env={**os.environ, "KGMEM_HOME": str(home)},
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        started = time.monotonic()
+        body = None
+        while time.monotonic() - started < 10:
+            try:
+                body = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert body is not None and body["status"] == "ok", "no /health within 10 s"
+        assert json.loads((home / "server.json").read_text())["pid"] == process.pid
+        status = json.loads(kgmem(home, "status", "--json").stdout)
+        assert status["server"] == f"http://127.0.0.1:{port}"
+        assert status["store"]["graphs"]["urn:kgmem:catalogue:kgmem"] > 100
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=20)
+    assert process.returncode == 0, output
+    assert f"http://127.0.0.1:{port}" in output
+    assert not (home / "server.json").exists()
+    OxigraphStore(home / "store").close()  # the lock is released
