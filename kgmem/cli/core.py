@@ -1,4 +1,4 @@
-"""The ``kgmem`` command line."""
+"""``kgmem serve``, ``kgmem status``, ``kgmem sparql``: the server and the raw store."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import httpx
 from rdflib import Literal, URIRef
 
 from kgmem import __version__
+from kgmem.cli.common import fail
 from kgmem.config import Settings, apply_offline_env, load_settings
-from kgmem.errors import KgmemError, StoreLocked
+from kgmem.errors import StoreLocked
 from kgmem.store import (
     AskResult,
     Dataset,
@@ -29,16 +30,11 @@ from kgmem.store import (
     collect_facts,
 )
 
-__all__ = ["main"]
+__all__ = ["serve", "sparql", "status"]
 
 
 def _settings() -> Settings:
     return load_settings()
-
-
-def _fail(message: str, code: int = 2) -> None:
-    click.echo(f"kgmem: error: {message}", err=True)
-    sys.exit(code)
 
 
 def _running_server(settings: Settings) -> dict[str, Any] | None:
@@ -53,33 +49,23 @@ def _running_server(settings: Settings) -> dict[str, Any] | None:
 def _local_store(settings: Settings, purpose: str) -> Iterator[OxigraphStore]:
     """Open the store for a read when no server holds it; a clear message when one does."""
     if not settings.store_dir.exists():
-        _fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
+        fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
     try:
         store = OxigraphStore(settings.store_dir)
     except StoreLocked:
         server = _running_server(settings)
         where = f" (the server at {server['url']}, pid {server['pid']})" if server else ""
-        _fail(
+        fail(
             f"the store at {settings.store_dir} is held by a running kgmem server{where}; "
             f"{purpose} through the server, or stop it first"
         )
-        raise  # unreachable: _fail exits
     try:
         yield store
     finally:
         store.close()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kgmem")
-def cli() -> None:
-    """kgmem: long-term memory for LLM agents that believes nothing without evidence.
-
-    Settings come from $KGMEM_HOME/kgmem.toml and KGMEM_* environment variables.
-    """
-
-
-@cli.command()
+@click.command()
 @click.option("--host", help="Bind address (default: the host setting, 127.0.0.1).")
 @click.option("--port", type=int, help="Port (default: the port setting, 8765).")
 def serve(host: str | None, port: int | None) -> None:
@@ -112,7 +98,7 @@ def _exit_cleanly(signum: int, frame: object) -> None:
     sys.exit(0)
 
 
-@cli.command()
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def status(as_json: bool) -> None:
     """Show the store: path, size, graphs and triple counts, version."""
@@ -158,13 +144,11 @@ def status(as_json: bool) -> None:
 
 def _server_facts(settings: Settings, server: dict[str, Any] | None) -> dict[str, Any]:
     if server is None:
-        _fail(f"the store at {settings.store_dir} is locked by another process")
-        raise AssertionError  # unreachable
+        fail(f"the store at {settings.store_dir} is locked by another process")
     try:
         body = httpx.get(f"{server['url']}/health", params={"detail": "1"}, timeout=5).json()
     except (httpx.HTTPError, ValueError) as exc:
-        _fail(f"the store is locked but the server at {server['url']} does not answer: {exc}")
-        raise AssertionError from exc  # unreachable
+        fail(f"the store is locked but the server at {server['url']} does not answer: {exc}")
     return dict(body["store"])
 
 
@@ -178,7 +162,7 @@ def _size(size: object) -> str:
     return f"{size} TiB"
 
 
-@cli.command()
+@click.command()
 @click.argument("query")
 @click.option("--user", "uid", help="Limit the dataset to this user's graphs and the catalogue.")
 @click.option(
@@ -239,22 +223,3 @@ def _render(result: QueryResult, fmt: str) -> str:
         out.append(f"({len(lines)} rows)")
         return "\n".join(out)
     return "\n".join(f"{_term(s)} {_term(p)} {_term(o)} ." for s, p, o in result.triples)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: one-line errors, non-zero exit, no traceback for expected failures."""
-    try:
-        cli.main(args=argv, prog_name="kgmem", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        _fail("aborted", 130)
-    except KgmemError as exc:
-        _fail(str(exc))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

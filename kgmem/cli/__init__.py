@@ -1,0 +1,42 @@
+"""The ``kgmem`` command line: one group, one module of subcommands per concern."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kgmem import __version__
+from kgmem.cli.common import fail
+from kgmem.cli.core import serve, sparql, status
+from kgmem.errors import KgmemError
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kgmem")
+def cli() -> None:
+    """kgmem: long-term memory for LLM agents that believes nothing without evidence.
+
+    Settings come from $KGMEM_HOME/kgmem.toml and KGMEM_* environment variables.
+    """
+
+
+for command in (serve, status, sparql):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one-line errors, non-zero exit, no traceback for expected failures."""
+    try:
+        cli.main(args=argv, prog_name="kgmem", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        fail("aborted", 130)
+    except KgmemError as exc:
+        fail(str(exc))

@@ -1,0 +1,3 @@
+from kgmem.cli import main
+
+main()
