@@ -2,15 +2,56 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import NoReturn
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
 import click
 
-__all__ = ["fail"]
+from kgmem.config import Settings
+from kgmem.errors import StoreLocked
+from kgmem.store import OxigraphStore
+
+__all__ = ["fail", "local_store", "running_server"]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-line error and exit non-zero."""
     click.echo(f"kgmem: error: {message}", err=True)
     sys.exit(code)
+
+
+def running_server(settings: Settings) -> dict[str, Any] | None:
+    try:
+        info: dict[str, Any] = json.loads(settings.server_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info
+
+
+@contextmanager
+def local_store(
+    settings: Settings, purpose: str, *, create: bool = False
+) -> Iterator[OxigraphStore]:
+    """Open the store when no server holds it; a one-line error when one does.
+
+    ``purpose`` completes the sentence "... held by a running kgmem server; {purpose}
+    through the server, or stop it first".
+    """
+    if not create and not settings.store_dir.exists():
+        fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
+    try:
+        store = OxigraphStore(settings.store_dir)
+    except StoreLocked:
+        server = running_server(settings)
+        where = f" (the server at {server['url']}, pid {server['pid']})" if server else ""
+        fail(
+            f"the store at {settings.store_dir} is held by a running kgmem server{where}; "
+            f"{purpose} through the server, or stop it first"
+        )
+    try:
+        yield store
+    finally:
+        store.close()

@@ -6,8 +6,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -15,7 +13,7 @@ import httpx
 from rdflib import Literal, URIRef
 
 from kgmem import __version__
-from kgmem.cli.common import fail
+from kgmem.cli.common import fail, local_store, running_server
 from kgmem.config import Settings, apply_offline_env, load_settings
 from kgmem.errors import StoreLocked
 from kgmem.store import (
@@ -31,38 +29,6 @@ from kgmem.store import (
 )
 
 __all__ = ["serve", "sparql", "status"]
-
-
-def _settings() -> Settings:
-    return load_settings()
-
-
-def _running_server(settings: Settings) -> dict[str, Any] | None:
-    try:
-        info: dict[str, Any] = json.loads(settings.server_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return info
-
-
-@contextmanager
-def _local_store(settings: Settings, purpose: str) -> Iterator[OxigraphStore]:
-    """Open the store for a read when no server holds it; a clear message when one does."""
-    if not settings.store_dir.exists():
-        fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
-    try:
-        store = OxigraphStore(settings.store_dir)
-    except StoreLocked:
-        server = _running_server(settings)
-        where = f" (the server at {server['url']}, pid {server['pid']})" if server else ""
-        fail(
-            f"the store at {settings.store_dir} is held by a running kgmem server{where}; "
-            f"{purpose} through the server, or stop it first"
-        )
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 @click.command()
@@ -102,9 +68,9 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def status(as_json: bool) -> None:
     """Show the store: path, size, graphs and triple counts, version."""
-    settings = _settings()
+    settings = load_settings()
     facts: dict[str, Any]
-    server = _running_server(settings)
+    server = running_server(settings)
     if not settings.store_dir.exists():
         facts = {
             "location": str(settings.store_dir),
@@ -175,9 +141,9 @@ def _size(size: object) -> str:
 @click.option("--limit", type=int, default=None, help="Most rows (default: the setting).")
 def sparql(query: str, uid: str | None, fmt: str, limit: int | None) -> None:
     """Run a read-only SPARQL QUERY (or '-' to read it from stdin) on the local store."""
-    settings = _settings()
+    settings = load_settings()
     text = sys.stdin.read() if query == "-" else query
-    with _local_store(settings, "query it") as store:
+    with local_store(settings, "query it") as store:
         dataset = Dataset()
         if uid is not None:
             graphs = UserGraphs(uid)
