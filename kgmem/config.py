@@ -79,6 +79,15 @@ class Settings:
     short_memory_half_life_days: float = _setting(
         14.0, "Half-life of short-memory notes in prompt context.", minimum=0.01
     )
+    short_memory_threshold: float = _setting(
+        0.1,
+        "Decay score below which a short-memory note leaves the prompt context.",
+        minimum=0.0001,
+        maximum=1,
+    )
+    short_memory_cap: int = _setting(
+        20, "Most short-memory notes one prompt context carries.", minimum=0, maximum=1000
+    )
     stage_attempts: int = _setting(
         3, "Attempts per consolidation stage before recovery or abandonment.", minimum=1
     )

@@ -21,7 +21,27 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── QueryKindMismatch        (name, expected, actual)
     │   └── BindingError             (name, variable, reason)
     ├── GraphNameError               (value, reason)       an id or graph IRI outside the scheme
-    └── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
+    ├── SourceConflict               (source, reason)      differs from the source stored at its id
+    ├── MemoryOperationError
+    │   ├── UnknownMemory            (memory, reason)      no such memory or decision here
+    │   ├── DecisionConflict         (decision, reason)    a revert the store no longer allows
+    │   └── LifecycleError           (memory, reason)      an action the memory's status forbids
+    ├── OntologyError
+    │   ├── UnknownTerm              (term, role)          a term no ontology or delta declares
+    │   ├── TermCollision            (name, existing)      a delta term duplicating a known term
+    │   ├── DeltaCycle               (term, path)          a delta edge closing a subclass cycle
+    │   └── DeltaConflict            (term, reason)        an operation the delta cannot take
+    ├── ShapeError                   (shape, reason)       a shapes graph the validator refuses
+    ├── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
+    └── CatalogueError
+        ├── ManifestError            (path, reason)        catalogue.toml is unreadable or invalid
+        ├── OntologyFileMissing      (path, reason)        a file is in neither mirror nor url
+        ├── ChecksumMismatch         (path, expected_sha256, actual_sha256, expected_bytes,
+        │                             actual_bytes)        the bytes are not the listed ones
+        ├── OntologyParseError       (path, reason)        a file is not the RDF it claims to be
+        ├── UnknownOntology          (ontology_id)         no such id in the manifest or store
+        ├── OntologyIdError          (ontology_id, reason) an id is malformed or already taken
+        └── ProtectedOntology        (ontology_id, reason) a bundled ontology cannot be removed
 
 Third-party exceptions are wrapped only inside adapters (``raise ... from exc``).
 """
@@ -29,27 +49,50 @@ Third-party exceptions are wrapped only inside adapters (``raise ... from exc``)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rdflib.term import Node
 
 __all__ = [
     "BindingError",
+    "CatalogueError",
+    "ChecksumMismatch",
     "ConfigError",
     "ConfigFileError",
+    "DecisionConflict",
+    "DeltaConflict",
+    "DeltaCycle",
     "GraphNameError",
     "InvalidSetting",
     "KgmemError",
+    "LifecycleError",
+    "ManifestError",
+    "MemoryOperationError",
+    "OntologyError",
+    "OntologyFileMissing",
+    "OntologyIdError",
+    "OntologyParseError",
+    "ProtectedOntology",
     "QueryError",
     "QueryKindMismatch",
     "QueryRefused",
     "QuerySyntaxError",
     "ResourceError",
     "ResultLimitExceeded",
+    "ShapeError",
+    "SourceConflict",
     "StoreClosed",
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
     "StoreOperationFailed",
+    "TermCollision",
+    "UnknownMemory",
+    "UnknownOntology",
     "UnknownQuery",
     "UnknownSetting",
+    "UnknownTerm",
 ]
 
 
@@ -175,3 +218,144 @@ class ResourceError(KgmemError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class ShapeError(KgmemError):
+    """The shapes are broken or use SHACL the validator does not support (not: data invalid)."""
+
+    def __init__(self, shape: Node, reason: str) -> None:
+        self.shape = shape
+        self.reason = reason
+        super().__init__(f"shape {shape.n3()}: {reason}")
+
+
+class OntologyError(KgmemError):
+    """A term or schema-delta operation the ontology layer refuses."""
+
+
+class UnknownTerm(OntologyError):
+    def __init__(self, term: str, role: str) -> None:
+        self.term = term
+        self.role = role
+        super().__init__(f"{role} {term} is not declared by the catalogue or the schema delta")
+
+
+class TermCollision(OntologyError):
+    def __init__(self, name: str, existing: str) -> None:
+        self.name = name
+        self.existing = existing
+        super().__init__(f"{name!r} duplicates the known term {existing}: align or reuse it")
+
+
+class DeltaCycle(OntologyError):
+    def __init__(self, term: str, path: tuple[str, ...]) -> None:
+        self.term = term
+        self.path = path
+        super().__init__(f"{term} would become its own superclass: {' ⊑ '.join(path)}")
+
+
+class DeltaConflict(OntologyError):
+    def __init__(self, term: str, reason: str) -> None:
+        self.term = term
+        self.reason = reason
+        super().__init__(f"{term}: {reason}")
+
+
+class CatalogueError(KgmemError):
+    """The ontology catalogue could not be read, installed or changed."""
+
+
+class ManifestError(CatalogueError):
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"catalogue manifest {path}: {reason}")
+
+
+class OntologyFileMissing(CatalogueError):
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"ontology file {path}: {reason}")
+
+
+class ChecksumMismatch(CatalogueError):
+    def __init__(
+        self,
+        path: str,
+        expected_sha256: str,
+        actual_sha256: str,
+        expected_bytes: int,
+        actual_bytes: int,
+    ) -> None:
+        self.path = path
+        self.expected_sha256 = expected_sha256
+        self.actual_sha256 = actual_sha256
+        self.expected_bytes = expected_bytes
+        self.actual_bytes = actual_bytes
+        super().__init__(
+            f"ontology file {path}: sha256 {actual_sha256} ({actual_bytes} bytes) does not match "
+            f"the manifest's {expected_sha256} ({expected_bytes} bytes); refusing to load it"
+        )
+
+
+class OntologyParseError(CatalogueError):
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"ontology file {path}: {reason}")
+
+
+class UnknownOntology(CatalogueError):
+    def __init__(self, ontology_id: str) -> None:
+        self.ontology_id = ontology_id
+        super().__init__(f"no ontology {ontology_id!r} in the catalogue")
+
+
+class OntologyIdError(CatalogueError):
+    def __init__(self, ontology_id: str, reason: str) -> None:
+        self.ontology_id = ontology_id
+        self.reason = reason
+        super().__init__(f"ontology id {ontology_id!r}: {reason}")
+
+
+class ProtectedOntology(CatalogueError):
+    def __init__(self, ontology_id: str, reason: str) -> None:
+        self.ontology_id = ontology_id
+        self.reason = reason
+        super().__init__(f"ontology {ontology_id!r} cannot be changed: {reason}")
+
+
+class MemoryOperationError(KgmemError):
+    """A memory operation kgmem refuses."""
+
+
+class UnknownMemory(MemoryOperationError):
+    def __init__(self, memory: str, reason: str = "no such memory for this user") -> None:
+        self.memory = memory
+        self.reason = reason
+        super().__init__(f"{memory}: {reason}")
+
+
+class DecisionConflict(MemoryOperationError):
+    def __init__(self, decision: str, reason: str) -> None:
+        self.decision = decision
+        self.reason = reason
+        super().__init__(f"cannot revert {decision}: {reason}")
+
+
+class LifecycleError(MemoryOperationError):
+    def __init__(self, memory: str, reason: str) -> None:
+        self.memory = memory
+        self.reason = reason
+        super().__init__(f"{memory}: {reason}")
+
+
+class SourceConflict(KgmemError):
+    """A source sent again under the same identity (chat and turn, task, note revision) but
+    different: sources are kept verbatim, so the stored one stands and nothing is written."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+        super().__init__(f"source {source} conflicts with the stored one: {reason}")

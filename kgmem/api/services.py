@@ -7,7 +7,14 @@ from datetime import datetime
 
 from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
-from kgmem.ontology import LoadReport, bundled_files, check_bundled, ensure_bundled
+from kgmem.ontology import (
+    LoadReport,
+    OntologyService,
+    ValidationService,
+    bundled_files,
+    check_bundled,
+    ensure_bundled,
+)
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore
 
 __all__ = ["Services", "build_services"]
@@ -20,6 +27,8 @@ class Services:
     queries: QueryRegistry
     clock: Clock
     bundled: LoadReport
+    ontology: OntologyService
+    validation: ValidationService
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
 
     def close(self) -> None:
@@ -46,4 +55,6 @@ def build_services(
         store.close()
         raise
     clock = clock or SystemClock()
-    return Services(settings, store, queries, clock, report, clock.now())
+    ontology = OntologyService(store, queries)
+    validation = ValidationService(store, queries, ontology)
+    return Services(settings, store, queries, clock, report, ontology, validation, clock.now())

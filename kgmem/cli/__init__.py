@@ -7,8 +7,10 @@ import sys
 import click
 
 from kgmem import __version__
+from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/disjoint`
 from kgmem.cli.common import fail
 from kgmem.cli.core import serve, sparql, status
+from kgmem.cli.ontology import ontology
 from kgmem.errors import KgmemError
 
 __all__ = ["cli", "main"]
@@ -23,7 +25,7 @@ def cli() -> None:
     """
 
 
-for command in (serve, status, sparql):
+for command in (serve, status, sparql, ontology):
     cli.add_command(command)
 
 

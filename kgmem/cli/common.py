@@ -42,6 +42,8 @@ def local_store(
     """
     if not create and not settings.store_dir.exists():
         fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
+    if create:
+        settings.store_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         store = OxigraphStore(settings.store_dir)
     except StoreLocked:

@@ -1,4 +1,4 @@
-"""The ontology layer: catalogue, effective ontology, schema delta, validation."""
+"""The ontology layer: catalogue, term search, effective ontology, schema delta, validation."""
 
 from kgmem.ontology.bundled import (
     BundledFile,
@@ -8,12 +8,122 @@ from kgmem.ontology.bundled import (
     default_ontologies_dir,
     ensure_bundled,
 )
+from kgmem.ontology.catalogue import Catalogue
+from kgmem.ontology.delta import (
+    Align,
+    AlignRelation,
+    Amend,
+    DeclareClass,
+    DeclareProperty,
+    Defer,
+    DeltaOp,
+    DeltaPatch,
+    DeltaPlan,
+    Merge,
+    Provenance,
+    Restrict,
+    delta_term,
+    is_delta_term,
+)
+from kgmem.ontology.effective import EffectiveOntology, TermInfo, TermStatus
+from kgmem.ontology.manifest import (
+    FileEntry,
+    FileRole,
+    Manifest,
+    OntologyEntry,
+    Quirk,
+    default_manifest_path,
+    load_manifest,
+)
+from kgmem.ontology.outcomes import (
+    CatalogueInfo,
+    InstallProgress,
+    InstallReport,
+    InstallStatus,
+    OntologyOutcome,
+    ProgressCallback,
+)
+from kgmem.ontology.records import CatalogueOrigin, InstalledFile
+from kgmem.ontology.report import PatchReport, Violation, ViolationKind
+from kgmem.ontology.search import TermHit, TermIndex
+from kgmem.ontology.service import OntologyService
+from kgmem.ontology.shacl import (
+    ClassHierarchy,
+    GraphHierarchy,
+    ShapesProgram,
+    ValidationReport,
+    ValidationResult,
+    compile_shapes,
+    pyshacl_reference,
+)
+from kgmem.ontology.validation import ValidationService
+from kgmem.ontology.vocabulary import (
+    DisjointAxiom,
+    DisjointnessProof,
+    PropertyInfo,
+    TermKind,
+    Vocabulary,
+    load_vocabulary,
+)
 
 __all__ = [
+    "Align",
+    "AlignRelation",
+    "Amend",
     "BundledFile",
+    "Catalogue",
+    "CatalogueInfo",
+    "CatalogueOrigin",
+    "ClassHierarchy",
+    "DeclareClass",
+    "DeclareProperty",
+    "Defer",
+    "DeltaOp",
+    "DeltaPatch",
+    "DeltaPlan",
+    "DisjointAxiom",
+    "DisjointnessProof",
+    "EffectiveOntology",
+    "FileEntry",
+    "FileRole",
+    "GraphHierarchy",
+    "InstallProgress",
+    "InstallReport",
+    "InstallStatus",
+    "InstalledFile",
     "LoadReport",
+    "Manifest",
+    "Merge",
+    "OntologyEntry",
+    "OntologyOutcome",
+    "OntologyService",
+    "PatchReport",
+    "ProgressCallback",
+    "PropertyInfo",
+    "Provenance",
+    "Quirk",
+    "Restrict",
+    "ShapesProgram",
+    "TermHit",
+    "TermIndex",
+    "TermInfo",
+    "TermKind",
+    "TermStatus",
+    "ValidationReport",
+    "ValidationResult",
+    "ValidationService",
+    "Violation",
+    "ViolationKind",
+    "Vocabulary",
     "bundled_files",
     "check_bundled",
+    "compile_shapes",
+    "default_manifest_path",
     "default_ontologies_dir",
+    "delta_term",
     "ensure_bundled",
+    "is_delta_term",
+    "load_manifest",
+    "load_vocabulary",
+    "pyshacl_reference",
 ]

@@ -1,4 +1,5 @@
-"""Files that ship with kgmem and load at start-up: its vocabulary and the SHACL shapes.
+"""Files that ship with kgmem and load at start-up: the bundled catalogue ontologies (the
+manifest's ``bundled = true`` entries: kgmem's vocabulary and the starter) and the SHACL shapes.
 
 Each file goes into its own named graph together with a ``kgm:sourceSha256`` triple, so a
 restart reloads only what changed and a removed shapes file stops applying.
@@ -10,10 +11,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyoxigraph as ox
 from rdflib import Literal, URIRef
 
-from kgmem.errors import GraphNameError, ResourceError, StoreOperationFailed
+from kgmem.errors import GraphNameError, OntologyParseError, ResourceError, StoreOperationFailed
+from kgmem.ontology.manifest import load_manifest
+from kgmem.ontology.payload import SourceFile, parse_triples
 from kgmem.store import (
     Changeset,
     GraphKind,
@@ -37,9 +39,6 @@ __all__ = [
 ]
 
 
-_OX_FORMATS = {RdfFormat.TURTLE: ox.RdfFormat.TURTLE, RdfFormat.NTRIPLES: ox.RdfFormat.N_TRIPLES}
-
-
 def default_ontologies_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "ontologies"
 
@@ -59,9 +58,15 @@ class LoadReport:
 
 
 def bundled_files(shapes_dir: Path, ontologies_dir: Path | None = None) -> list[BundledFile]:
-    """kgmem's vocabulary plus every ``*.ttl`` in ``shapes_dir``."""
+    """The bundled entries of ``catalogue.toml`` in ``ontologies_dir``, then every ``*.ttl`` in
+    ``shapes_dir``. Raises :class:`~kgmem.errors.ManifestError` if the manifest is unusable."""
     root = ontologies_dir or default_ontologies_dir()
-    files = [BundledFile(root / "kgmem.ttl", catalogue_graph("kgmem"))]
+    manifest = load_manifest(root / "catalogue.toml")
+    files = [
+        BundledFile(root / entry.files[0].path, catalogue_graph(entry.id), entry.files[0].format)
+        for entry in manifest.ontologies
+        if entry.bundled
+    ]
     if shapes_dir.is_dir():
         files += [BundledFile(p, shapes_graph(p.stem)) for p in sorted(shapes_dir.glob("*.ttl"))]
     return files
@@ -83,10 +88,9 @@ def check_bundled(files: list[BundledFile]) -> None:
         except OSError as exc:
             raise ResourceError(bundled.path, f"cannot be read: {exc.strerror or exc}") from exc
         try:
-            for _ in ox.parse(data, _OX_FORMATS[bundled.fmt]):
-                pass
-        except SyntaxError as exc:
-            raise ResourceError(bundled.path, f"not valid {bundled.fmt.value}: {exc}") from exc
+            parse_triples(SourceFile(str(bundled.path), data, bundled.fmt))
+        except OntologyParseError as exc:
+            raise ResourceError(bundled.path, exc.reason) from exc
 
 
 def ensure_bundled(

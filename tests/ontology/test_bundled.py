@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from rdflib import URIRef
 
-from kgmem.errors import ResourceError
+from kgmem.errors import ManifestError, ResourceError
 from kgmem.ontology import bundled_files, check_bundled, ensure_bundled
+from kgmem.ontology.manifest import default_manifest_path
 from kgmem.store import OxigraphStore, QueryRegistry, catalogue_graph, shapes_graph
 
 SHAPE = """@prefix sh: <http://www.w3.org/ns/shacl#> .
@@ -24,14 +26,29 @@ def write_shape(directory: Path, name: str) -> Path:
     return path
 
 
-def test_repo_defaults_load_vocabulary_and_core_shapes(
+def test_repo_defaults_load_vocabulary_starter_and_core_shapes(
     store: OxigraphStore, queries: QueryRegistry
 ) -> None:
     repo_shapes = Path(__file__).resolve().parents[2] / "shapes"
     report = ensure_bundled(store, queries, bundled_files(repo_shapes))
     assert catalogue_graph("kgmem") in report.loaded
+    assert catalogue_graph("starter") in report.loaded
     assert shapes_graph("core") in report.loaded
     assert store.count(catalogue_graph("kgmem")) > 100
+    assert store.count(catalogue_graph("starter")) > 100
+
+
+def test_bundled_catalogue_files_come_from_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "mine.ttl").write_text("<urn:a> <urn:b> <urn:c> .\n")
+    (tmp_path / "catalogue.toml").write_text(
+        'format_version = 1\n[[ontology]]\nid = "mine"\ntitle = "Mine"\nrelease = "1"\n'
+        'bundled = true\n[[ontology.files]]\npath = "mine.ttl"\nformat = "turtle"\n'
+        '[[ontology]]\nid = "other"\ntitle = "Other"\nrelease = "1"\n[[ontology.files]]\n'
+        'path = "o.nt"\nformat = "ntriples"\nurl = "http://127.0.0.1:9/o.nt"\n'
+        'sha256 = "' + "0" * 64 + '"\nbytes = 1\n'
+    )
+    files = bundled_files(tmp_path / "no-shapes", ontologies_dir=tmp_path)
+    assert [(f.path.name, f.graph) for f in files] == [("mine.ttl", catalogue_graph("mine"))]
 
 
 def test_second_run_changes_nothing(
@@ -42,7 +59,7 @@ def test_second_run_changes_nothing(
     first = ensure_bundled(store, queries, files)
     before = sorted(store.quads())
     second = ensure_bundled(store, queries, files)
-    assert len(first.loaded) == 2 and second.loaded == ()
+    assert len(first.loaded) == 3 and second.loaded == ()  # kgmem, starter, extra
     assert set(second.unchanged) == set(first.loaded)
     assert sorted(store.quads()) == before
 
@@ -75,5 +92,11 @@ def test_broken_shapes_file_is_caught_before_any_write(tmp_path: Path) -> None:
 
 
 def test_missing_vocabulary_is_reported(tmp_path: Path) -> None:
+    shutil.copy(default_manifest_path(), tmp_path / "catalogue.toml")
     with pytest.raises(ResourceError, match=r"kgmem\.ttl"):
         check_bundled(bundled_files(tmp_path, ontologies_dir=tmp_path))
+
+
+def test_missing_manifest_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match=r"catalogue\.toml"):
+        bundled_files(tmp_path, ontologies_dir=tmp_path)

@@ -1,0 +1,144 @@
+"""The validation service: a schema-delta patch and an instance patch, tested together.
+
+Validation is scoped: the data graph is the patch plus its touched neighbourhood (the
+existing triples of the nodes it writes, and of the nodes those point to), and only the
+nodes the patch writes are focus nodes, so the cost follows the patch, not the store. On
+top of the SHACL shapes (core + ``shapes/`` files) it checks what shapes cannot see: an
+entity typed with two disjoint classes, two values of a functional property, a subject or
+object whose type is disjoint with a property's domain or range, and a delta patch the
+ontology refuses. Every finding is a :class:`Violation` in one typed report.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from rdflib import BNode, Graph, URIRef
+from rdflib.term import Node
+
+from kgmem.errors import OntologyError
+from kgmem.ontology.axioms import check_axioms
+from kgmem.ontology.delta import DeltaPatch
+from kgmem.ontology.effective import EffectiveOntology
+from kgmem.ontology.report import PatchReport, Violation, ViolationKind
+from kgmem.ontology.service import OntologyService
+from kgmem.ontology.shacl import ShapesProgram, compile_shapes
+from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
+from kgmem.vocab import RDF, SH
+
+__all__ = ["PatchReport", "ValidationService", "Violation", "ViolationKind"]
+
+
+class ValidationService:
+    """Validates patches for one store with the shapes it holds."""
+
+    def __init__(
+        self, store: TripleStore, queries: QueryRegistry, ontology: OntologyService
+    ) -> None:
+        self._store, self._queries, self._ontology = store, queries, ontology
+        self._program: ShapesProgram | None = None
+        self._lock = threading.Lock()
+
+    def program(self) -> ShapesProgram:
+        """The compiled shapes of every ``urn:kgmem:shapes:*`` graph (cached)."""
+        with self._lock:
+            if self._program is None:
+                shapes = Graph()
+                for row in self._store.select(self._queries["ontology/shapes_graphs"]):
+                    shapes.add((row["s"], row["p"], row["o"]))
+                self._program = compile_shapes(shapes)
+            return self._program
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._program = None
+
+    def validate(
+        self, uid: str, instance: Changeset, delta: DeltaPatch | None = None
+    ) -> PatchReport:
+        """Check ``instance`` (and ``delta``) for ``uid``; nothing is written."""
+        effective = self._ontology.effective(uid)
+        violations: list[Violation] = []
+        if delta is not None:
+            try:
+                plan = self._ontology.plan_delta(uid, delta)
+            except OntologyError as exc:
+                term = URIRef(getattr(exc, "term", "urn:kgmem:delta"))
+                violations.append(
+                    Violation(term, ViolationKind.SCHEMA, "delta", None, None, str(exc))
+                )
+            else:
+                effective = EffectiveOntology(
+                    uid,
+                    plan.vocabulary,
+                    effective.classes,
+                    effective.properties,
+                    effective.delta_graph,
+                )
+                effective = effective.extend(plan.terms)
+        data, focus = self._data(uid, instance)
+        effective = effective.extend(_terms(data))
+        violations += self._shacl(data, effective, focus)
+        violations += check_axioms(data, focus, effective)
+        return PatchReport(tuple(violations), tuple(focus), len(data))
+
+    def _data(self, uid: str, instance: Changeset) -> tuple[Graph, list[Node]]:
+        graphs = UserGraphs(uid)
+        removed = {(q.subject, q.predicate, q.object) for q in instance.remove}
+        data = Graph()
+        focus: list[Node] = list(dict.fromkeys(q.subject for q in instance.add))
+        for quad in instance.add:
+            data.add((quad.subject, quad.predicate, quad.object))
+        touched = set(focus) | {q.object for q in instance.add if isinstance(q.object, URIRef)}
+        for node in touched:
+            for triple in self._existing(graphs, node):
+                if triple not in removed:
+                    data.add(triple)
+        focus_set = set(focus)
+        hop = {o for s, _, o in data if s in focus_set and isinstance(o, URIRef)} - touched
+        for node in hop:
+            for triple in self._existing(graphs, node):
+                data.add(triple)
+        return data, focus
+
+    def _existing(
+        self, graphs: UserGraphs, node: URIRef | BNode | Node
+    ) -> Iterable[tuple[Node, Node, Node]]:
+        if not isinstance(node, URIRef):
+            return
+        for graph in (graphs.kg, graphs.sources):
+            for quad in self._store.quads(graph, subject=node):
+                yield quad.subject, quad.predicate, quad.object
+
+    def _shacl(
+        self, data: Graph, effective: EffectiveOntology, focus: list[Node]
+    ) -> list[Violation]:
+        report = self.program().validate(data, effective, focus)
+        return [
+            Violation(
+                r.focus_node,
+                ViolationKind.SHACL,
+                r.constraint_component,
+                r.result_path if isinstance(r.result_path, URIRef) else None,
+                r.value,
+                r.message or _component_name(r.constraint_component),
+                r.source_shape,
+            )
+            for r in report.results
+            if r.severity == SH.Violation
+        ]
+
+
+def _component_name(component: URIRef) -> str:
+    return str(component).rsplit("#", 1)[-1]
+
+
+def _terms(data: Graph) -> set[URIRef]:
+    terms: set[URIRef] = set()
+    for _, p, o in data:
+        if isinstance(p, URIRef):
+            terms.add(p)
+        if p == RDF.type and isinstance(o, URIRef):
+            terms.add(o)
+    return terms

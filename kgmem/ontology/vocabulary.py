@@ -1,0 +1,351 @@
+"""An in-memory view of ontology graphs: hierarchy, properties, labels and disjointness.
+
+Built once per catalogue version from a handful of named queries, then answers the
+questions the effective ontology, term search and validation ask in microseconds: the
+ancestors of a class, whether two classes are disjoint and which axiom says so, the
+domain, range and functionality of a property.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rdflib import URIRef
+
+from kgmem.store import Dataset, QueryRegistry, TripleStore
+from kgmem.vocab import OWL, RDF, RDFS, SDO
+
+__all__ = [
+    "DisjointAxiom",
+    "DisjointnessProof",
+    "PropertyInfo",
+    "TermKind",
+    "Vocabulary",
+    "load_vocabulary",
+]
+
+_CLASS_TYPES = {OWL.Class, RDFS.Class}
+_PROPERTY_TYPES = {RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty}
+
+
+class TermKind(StrEnum):
+    CLASS = "class"
+    PROPERTY = "property"
+
+
+@dataclass(frozen=True)
+class DisjointAxiom:
+    """One stated disjointness between two named classes."""
+
+    a: URIRef
+    b: URIRef
+    kind: str  # disjointWith | disjointWithUnion | AllDisjointClasses | delta
+    graph: URIRef
+
+    def describe(self) -> str:
+        if self.kind == "disjointWithUnion":
+            return f"{self.a} owl:disjointWith a union containing {self.b} ({self.graph})"
+        if self.kind == "AllDisjointClasses":
+            return f"owl:AllDisjointClasses lists {self.a} and {self.b} ({self.graph})"
+        return f"{self.a} owl:disjointWith {self.b} ({self.graph})"
+
+
+@dataclass(frozen=True)
+class DisjointnessProof:
+    """Why two classes cannot share an instance: ``a ⊑ … ⊑ x``, ``x ⊥ y``, ``b ⊑ … ⊑ y``."""
+
+    a_path: tuple[URIRef, ...]
+    b_path: tuple[URIRef, ...]
+    axiom: DisjointAxiom
+
+    def explain(self) -> str:
+        up_a = " ⊑ ".join(self.a_path)
+        up_b = " ⊑ ".join(self.b_path)
+        return f"{up_a}; {up_b}; {self.axiom.describe()}"
+
+
+@dataclass
+class PropertyInfo:
+    """What the view knows about one property."""
+
+    iri: URIRef
+    domains: set[URIRef] = field(default_factory=set)  # rdfs:domain: all of them hold
+    ranges: set[URIRef] = field(default_factory=set)
+    domain_includes: set[URIRef] = field(default_factory=set)  # schema.org: any one holds
+    range_includes: set[URIRef] = field(default_factory=set)
+    parents: set[URIRef] = field(default_factory=set)
+    functional: bool = False
+    object_property: bool = False
+    datatype_property: bool = False
+
+
+class Vocabulary:
+    """Classes, properties, labels and disjointness of a set of ontology graphs."""
+
+    def __init__(self) -> None:
+        self.parents: dict[URIRef, set[URIRef]] = defaultdict(set)
+        self.classes: set[URIRef] = set()
+        self.properties: dict[URIRef, PropertyInfo] = {}
+        self.origin: dict[URIRef, URIRef] = {}  # term -> first graph that declares it
+        self.labels: dict[URIRef, list[str]] = defaultdict(list)
+        self.alt_labels: dict[URIRef, list[str]] = defaultdict(list)
+        self.disjoint: dict[URIRef, dict[URIRef, DisjointAxiom]] = defaultdict(dict)
+        self._ancestors: dict[URIRef, dict[URIRef, URIRef | None]] = {}
+        self._closure: dict[URIRef, frozenset[URIRef]] = {}
+        self._proofs: dict[tuple[URIRef, URIRef], DisjointnessProof | None] = {}
+
+    # -- building ----------------------------------------------------------------------
+
+    def add_subclass(self, child: URIRef, parent: URIRef) -> None:
+        self.parents[child].add(parent)
+        self._ancestors.clear()
+        self._closure.clear()
+        self._proofs.clear()
+
+    def add_disjoint(self, axiom: DisjointAxiom) -> None:
+        self._proofs.clear()
+        self.disjoint[axiom.a].setdefault(axiom.b, axiom)
+        self.disjoint[axiom.b].setdefault(axiom.a, axiom)
+
+    def declare(self, term: URIRef, kind: URIRef, graph: URIRef) -> None:
+        self.origin.setdefault(term, graph)
+        if kind in _CLASS_TYPES:
+            self.classes.add(term)
+            return
+        info = self.property(term, create=True)
+        info.functional |= kind == OWL.FunctionalProperty
+        info.object_property |= kind == OWL.ObjectProperty
+        info.datatype_property |= kind == OWL.DatatypeProperty
+
+    def property(self, term: URIRef, *, create: bool = False) -> PropertyInfo:
+        if term not in self.properties:
+            if not create:
+                raise KeyError(term)
+            self.properties[term] = PropertyInfo(term)
+        return self.properties[term]
+
+    def copy(self) -> Vocabulary:
+        """A copy that can take a user's delta without touching the shared catalogue view."""
+        clone = Vocabulary()
+        clone.parents = defaultdict(set, {k: set(v) for k, v in self.parents.items()})
+        clone.classes = set(self.classes)
+        clone.properties = {
+            k: PropertyInfo(
+                v.iri,
+                set(v.domains),
+                set(v.ranges),
+                set(v.domain_includes),
+                set(v.range_includes),
+                set(v.parents),
+                v.functional,
+                v.object_property,
+                v.datatype_property,
+            )
+            for k, v in self.properties.items()
+        }
+        clone.origin = dict(self.origin)
+        clone.labels = defaultdict(list, {k: list(v) for k, v in self.labels.items()})
+        clone.alt_labels = defaultdict(list, {k: list(v) for k, v in self.alt_labels.items()})
+        clone.disjoint = defaultdict(dict, {k: dict(v) for k, v in self.disjoint.items()})
+        return clone
+
+    # -- answers -----------------------------------------------------------------------
+
+    def kind_of(self, term: URIRef) -> TermKind | None:
+        if term in self.properties:
+            return TermKind.PROPERTY
+        if term in self.classes or term in self.parents:
+            return TermKind.CLASS
+        return None
+
+    def _paths(self, cls: URIRef) -> dict[URIRef, URIRef | None]:
+        """Breadth-first ancestors of ``cls`` (itself included) with their predecessor."""
+        cached = self._ancestors.get(cls)
+        if cached is not None:
+            return cached
+        found: dict[URIRef, URIRef | None] = {cls: None}
+        queue = deque([cls])
+        while queue:
+            node = queue.popleft()
+            for parent in self.parents.get(node, ()):
+                if parent not in found:
+                    found[parent] = node
+                    queue.append(parent)
+        self._ancestors[cls] = found
+        return found
+
+    def ancestors(self, cls: URIRef) -> frozenset[URIRef]:
+        """Reflexive, transitive superclasses (equivalent classes count both ways).
+
+        Memoized bottom-up, so the many shared upper classes of a large hierarchy are
+        unioned once rather than walked again for every class.
+        """
+        done = self._closure.get(cls)
+        if done is not None:
+            return done
+        stack: list[tuple[URIRef, bool]] = [(cls, False)]
+        on_path: set[URIRef] = set()
+        while stack:
+            node, expanded = stack.pop()
+            if node in self._closure:
+                continue
+            all_parents = self.parents.get(node, set())
+            parents = [p for p in all_parents if p not in on_path]
+            if expanded or not parents:
+                on_path.discard(node)
+                if len(parents) < len(all_parents):  # a cycle (equivalent classes): walk it
+                    self._closure[node] = frozenset(self._paths(node))
+                    continue
+                closure = frozenset({node}).union(*(self._closure.get(p, {p}) for p in parents))
+                self._closure[node] = closure
+                continue
+            on_path.add(node)
+            stack.append((node, True))
+            stack.extend((p, False) for p in parents if p not in self._closure)
+        return self._closure[cls]
+
+    def is_subclass(self, a: URIRef, b: URIRef) -> bool:
+        return b in self.ancestors(a)
+
+    def path_up(self, cls: URIRef, ancestor: URIRef) -> tuple[URIRef, ...]:
+        """The shortest chain ``cls ⊑ … ⊑ ancestor`` (empty if there is none)."""
+        paths = self._paths(cls)
+        if ancestor not in paths:
+            return ()
+        chain = [ancestor]
+        while (step := paths[chain[-1]]) is not None:
+            chain.append(step)
+        return tuple(reversed(chain))
+
+    def disjointness(self, a: URIRef, b: URIRef) -> DisjointnessProof | None:
+        """The shortest proof that ``a`` and ``b`` are disjoint, or None (memoized)."""
+        key = (a, b)
+        if key not in self._proofs:
+            self._proofs[key] = self._prove_disjoint(a, b)
+        return self._proofs[key]
+
+    def _prove_disjoint(self, a: URIRef, b: URIRef) -> DisjointnessProof | None:
+        if not self.disjoint:
+            return None
+        up_a, up_b = self._paths(a), self._paths(b)
+        best: tuple[int, DisjointnessProof] | None = None
+        for x in up_a:
+            for y, axiom in self.disjoint.get(x, {}).items():
+                if y not in up_b:
+                    continue
+                proof = DisjointnessProof(self.path_up(a, x), self.path_up(b, y), axiom)
+                cost = len(proof.a_path) + len(proof.b_path)
+                if best is None or cost < best[0]:
+                    best = (cost, proof)
+        return None if best is None else best[1]
+
+    def is_functional(self, prop: URIRef) -> bool:
+        """Functional itself or through a functional superproperty."""
+        return any(
+            self.properties[p].functional
+            for p in self.super_properties(prop)
+            if p in self.properties
+        )
+
+    def super_properties(self, prop: URIRef) -> frozenset[URIRef]:
+        seen = {prop}
+        queue = deque([prop])
+        while queue:
+            info = self.properties.get(queue.popleft())
+            for parent in () if info is None else info.parents:
+                if parent not in seen:
+                    seen.add(parent)
+                    queue.append(parent)
+        return frozenset(seen)
+
+    def label(self, term: URIRef) -> str:
+        """The first label, else words from the local name (KBpedia concepts have none)."""
+        labels = self.labels.get(term)
+        return labels[0] if labels else local_name_words(term)
+
+
+def local_name_words(term: URIRef) -> str:
+    """``rc:ChemicalElement`` → ``chemical element``.
+
+    >>> local_name_words(URIRef("http://kbpedia.org/kko/rc/Victim-UnfortunatePerson"))
+    'victim unfortunate person'
+    """
+    name = str(term).rstrip("/#")
+    name = name.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+    words: list[str] = []
+    current = ""
+    for i, ch in enumerate(name):
+        boundary = (
+            ch.isupper()
+            and current
+            and (not current[-1].isupper() or (i + 1 < len(name) and name[i + 1].islower()))
+        )
+        if not ch.isalnum():
+            boundary, ch = True, ""
+        if boundary and current:
+            words.append(current)
+            current = ""
+        current += ch
+    if current:
+        words.append(current)
+    return " ".join(w.lower() for w in words)
+
+
+def load_vocabulary(
+    store: TripleStore,
+    queries: QueryRegistry,
+    graphs: Sequence[URIRef],
+    into: Vocabulary | None = None,
+) -> Vocabulary:
+    """Read ``graphs`` into a :class:`Vocabulary` (five named queries, one pass each).
+
+    With ``into``, the terms are added to that vocabulary (a user's delta on top of a copy
+    of the catalogue's) and it is returned.
+    """
+    vocab = Vocabulary() if into is None else into
+    dataset = Dataset(default=tuple(graphs), named=tuple(graphs))
+    for row in store.select(queries["ontology/declared_terms"], dataset=dataset):
+        vocab.declare(_iri(row["term"]), _iri(row["type"]), _iri(row["graph"]))
+    for row in store.select(queries["ontology/subclass_edges"], dataset=dataset):
+        vocab.add_subclass(_iri(row["child"]), _iri(row["parent"]))
+        vocab.classes.update((_iri(row["child"]), _iri(row["parent"])))
+    _load_properties(vocab, store.select(queries["ontology/property_axioms"], dataset=dataset))
+    _load_labels(vocab, store.select(queries["ontology/labels"], dataset=dataset))
+    for row in store.select(queries["ontology/disjoint_pairs"], dataset=dataset):
+        vocab.add_disjoint(
+            DisjointAxiom(_iri(row["a"]), _iri(row["b"]), str(row["kind"]), _iri(row["graph"]))
+        )
+    return vocab
+
+
+def _load_properties(vocab: Vocabulary, rows: Iterable[Mapping[str, object]]) -> None:
+    slots = {
+        RDFS.domain: "domains",
+        RDFS.range: "ranges",
+        SDO.domainIncludes: "domain_includes",
+        SDO.rangeIncludes: "range_includes",
+        RDFS.subPropertyOf: "parents",
+        OWL.equivalentProperty: "parents",
+    }
+    for row in rows:
+        info = vocab.property(_iri(row["property"]), create=True)
+        getattr(info, slots[_iri(row["axiom"])]).add(_iri(row["value"]))
+
+
+def _load_labels(vocab: Vocabulary, rows: Iterable[Mapping[str, object]]) -> None:
+    preferred = {RDFS.label, URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")}
+    for row in rows:
+        target = vocab.labels if _iri(row["predicate"]) in preferred else vocab.alt_labels
+        text = str(row["label"])
+        bucket = target[_iri(row["term"])]
+        if text not in bucket:
+            bucket.append(text)
+
+
+def _iri(term: object) -> URIRef:
+    if not isinstance(term, URIRef):
+        raise TypeError(f"expected an IRI, got {term!r}")
+    return term

@@ -1,0 +1,191 @@
+"""The validation service: scoped SHACL plus disjointness, functionality, domain and range."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import XSD
+
+from kgmem.ontology import bundled_files, ensure_bundled
+from kgmem.ontology.delta import DeclareClass, DeltaPatch, Provenance
+from kgmem.ontology.service import OntologyService
+from kgmem.ontology.validation import ValidationService, ViolationKind
+from kgmem.store import (
+    Changeset,
+    OxigraphStore,
+    Quad,
+    QueryRegistry,
+    RdfFormat,
+    UserGraphs,
+    catalogue_graph,
+    shapes_graph,
+)
+from kgmem.vocab import KGM, RC, RDF, SDO, SH
+
+REPO = Path(__file__).resolve().parents[2]
+CASE = REPO / "tests" / "data" / "shapes" / "memory_semantic_active_conforms.ttl"
+ALICE = UserGraphs("alice")
+EX = "https://example.org/kgmem-test/"
+
+
+def ex(name: str) -> URIRef:
+    return URIRef(EX + name)
+
+
+@pytest.fixture
+def services(
+    store: OxigraphStore, queries: QueryRegistry
+) -> tuple[OntologyService, ValidationService]:
+    ensure_bundled(store, queries, bundled_files(REPO / "shapes"))
+    store.load(
+        (REPO / "ontologies" / "starter.ttl").read_bytes(),
+        RdfFormat.TURTLE,
+        catalogue_graph("starter"),
+    )
+    ontology = OntologyService(store, queries)
+    return ontology, ValidationService(store, queries, ontology)
+
+
+def case_patch(graph: URIRef = ALICE.kg) -> Changeset:
+    g = Graph().parse(CASE)
+    return Changeset.of(Quad(s, p, o, graph) for s, p, o in g)  # type: ignore[arg-type]
+
+
+def entity(name: str, *types: URIRef) -> list[Quad]:
+    node = ex(name)
+    quads = [
+        Quad(node, RDF.type, KGM.Entity, ALICE.kg),
+        Quad(node, KGM.name, Literal(name), ALICE.kg),
+    ]
+    return quads + [Quad(node, RDF.type, t, ALICE.kg) for t in types]
+
+
+def test_a_grounded_memory_conforms(services: tuple[OntologyService, ValidationService]) -> None:
+    report = services[1].validate("alice", case_patch())
+    assert report.conforms, report.violations
+    assert ex("m1") in report.focus_nodes
+
+
+def test_shacl_violation_is_reported_per_focus_node(
+    services: tuple[OntologyService, ValidationService],
+) -> None:
+    patch = case_patch()
+    bad = Changeset.of(
+        [q for q in patch.add if q.predicate != KGM.confidence]
+        + [Quad(ex("m1"), KGM.confidence, Literal(1.5), ALICE.kg)]
+    )
+    report = services[1].validate("alice", bad)
+    assert not report.conforms
+    [violation] = report.for_node(ex("m1"))
+    assert violation.kind is ViolationKind.SHACL
+    assert violation.constraint == SH.MaxInclusiveConstraintComponent
+    assert violation.path == KGM.confidence and violation.value == Literal(1.5)
+
+
+def test_a_person_typed_as_an_organization_fails(
+    services: tuple[OntologyService, ValidationService],
+) -> None:
+    report = services[1].validate(
+        "alice", Changeset.of(entity("Bob", SDO.Person, SDO.Organization))
+    )
+    [violation] = [v for v in report.violations if v.kind is ViolationKind.DISJOINT]
+    assert violation.focus == ex("Bob")
+    assert violation.proof is not None
+    assert violation.proof.axiom.graph == catalogue_graph("starter")
+
+
+def test_mercury_as_planet_and_element_fails(
+    services: tuple[OntologyService, ValidationService],
+) -> None:
+    report = services[1].validate(
+        "alice", Changeset.of(entity("Mercury", RC.Planet, RC.ChemicalElement))
+    )
+    assert [v.kind for v in report.violations] == [ViolationKind.DISJOINT]
+
+
+def test_functional_property_against_the_stored_value(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+) -> None:
+    born = Quad(ex("Ann"), SDO.birthDate, Literal("1990-01-01", datatype=XSD.date), ALICE.kg)
+    store.commit(Changeset.of([*entity("Ann", SDO.Person), born]))
+    second = Quad(ex("Ann"), SDO.birthDate, Literal("1991-02-02", datatype=XSD.date), ALICE.kg)
+    report = services[1].validate("alice", Changeset.of([second]))
+    [violation] = report.violations
+    assert violation.kind is ViolationKind.FUNCTIONAL and violation.path == SDO.birthDate
+    corrected = services[1].validate("alice", Changeset.of(add=[second], remove=[born]))
+    assert corrected.conforms, corrected.violations
+
+
+def test_domain_disjoint_with_the_subject_type(
+    services: tuple[OntologyService, ValidationService],
+) -> None:
+    patch = [
+        *entity("Acme", SDO.Organization),
+        Quad(ex("Acme"), SDO.birthDate, Literal("1990-01-01", datatype=XSD.date), ALICE.kg),
+    ]
+    report = services[1].validate("alice", Changeset.of(patch))
+    assert [v.kind for v in report.violations] == [ViolationKind.DOMAIN]
+
+
+def test_validation_is_scoped_to_the_patch(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+) -> None:
+    store.commit(Changeset.of(entity("Broken", SDO.Person, SDO.Organization)))
+    report = services[1].validate("alice", Changeset.of(entity("Fine", SDO.Person)))
+    assert report.conforms
+    other_user = services[1].validate(
+        "bob", Changeset.of([Quad(ex("Broken"), KGM.alias, Literal("B"), UserGraphs("bob").kg)])
+    )
+    assert other_user.conforms  # alice's data is not bob's neighbourhood
+
+
+def test_delta_and_instance_patch_are_validated_together(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+) -> None:
+    from kgmem.ontology.delta import delta_term
+
+    gym = delta_term("alice", "ClimbingGym")
+    delta = DeltaPatch(
+        (DeclareClass("ClimbingGym", (SDO.Organization,), "climbing gym"),),
+        Provenance("pass:p1", __import__("datetime").datetime(2026, 1, 1)),
+    )
+    mislabelled = Changeset.of(entity("Crux", gym, SDO.Person))
+    report = services[1].validate("alice", mislabelled, delta)
+    [violation] = report.violations
+    assert violation.kind is ViolationKind.DISJOINT  # known only through the proposed delta
+    assert list(store.quads(ALICE.schema)) == []  # validating writes nothing
+    bad_delta = DeltaPatch(
+        (DeclareClass("Thing2", (URIRef("urn:nope"),), "thing two"),), delta.provenance
+    )
+    refused = services[1].validate("alice", Changeset.of(entity("X")), bad_delta)
+    assert [v.kind for v in refused.violations] == [ViolationKind.SCHEMA]
+
+
+def test_an_authored_shapes_file_applies(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+    queries: QueryRegistry,
+    tmp_path: Path,
+) -> None:
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "core.ttl").write_bytes((REPO / "shapes" / "core.ttl").read_bytes())
+    (shapes / "pets.ttl").write_text(
+        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        "@prefix schema: <https://schema.org/> .\n"
+        "<urn:shapes:PersonNeedsName> a sh:NodeShape ; sh:targetClass schema:Person ;\n"
+        "  sh:property [ sh:path schema:email ; sh:minCount 1 ] .\n"
+    )
+    patch = Changeset.of(entity("Cleo", SDO.Person))
+    assert services[1].validate("alice", patch).conforms
+    ensure_bundled(store, queries, bundled_files(shapes))  # what a restart does
+    assert shapes_graph("pets") in store.graphs()
+    fresh = ValidationService(store, queries, services[0])
+    [violation] = fresh.validate("alice", patch).violations
+    assert violation.constraint == SH.MinCountConstraintComponent
+    assert violation.path == SDO.email
