@@ -25,7 +25,9 @@ fields, so callers can react to the fields and people can read the message::
     ├── MemoryOperationError
     │   ├── UnknownMemory            (memory, reason)      no such memory or decision here
     │   ├── DecisionConflict         (decision, reason)    a revert the store no longer allows
-    │   └── LifecycleError           (memory, reason)      an action the memory's status forbids
+    │   ├── LifecycleError           (memory, reason)      an action the memory's status forbids
+    │   ├── DraftInvalid             (item, field, reason) a draft field is malformed
+    │   └── BatchSizeError           (size, maximum)       a batch outside 1..maximum drafts
     ├── OntologyError
     │   ├── UnknownTerm              (term, role)          a term no ontology or delta declares
     │   ├── TermCollision            (name, existing)      a delta term duplicating a known term
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from rdflib.term import Node
 
 __all__ = [
+    "BatchSizeError",
     "BindingError",
     "CatalogueError",
     "ChecksumMismatch",
@@ -63,6 +66,7 @@ __all__ = [
     "DecisionConflict",
     "DeltaConflict",
     "DeltaCycle",
+    "DraftInvalid",
     "GraphNameError",
     "InvalidSetting",
     "KgmemError",
@@ -359,3 +363,18 @@ class SourceConflict(KgmemError):
         self.source = source
         self.reason = reason
         super().__init__(f"source {source} conflicts with the stored one: {reason}")
+
+
+class DraftInvalid(MemoryOperationError):
+    def __init__(self, item: int, field: str, reason: str) -> None:
+        self.item = item
+        self.field = field
+        self.reason = reason
+        super().__init__(f"draft {item}, field {field}: {reason}")
+
+
+class BatchSizeError(MemoryOperationError):
+    def __init__(self, size: int, maximum: int) -> None:
+        self.size = size
+        self.maximum = maximum
+        super().__init__(f"a batch holds 1 to {maximum} drafts, got {size}")

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
+from kgmem.memory import Lifecycle, ShortMemoryPolicy, SourceStore, WriteGate
 from kgmem.ontology import (
     LoadReport,
     OntologyService,
@@ -29,6 +30,9 @@ class Services:
     bundled: LoadReport
     ontology: OntologyService
     validation: ValidationService
+    sources: SourceStore
+    gate: WriteGate
+    lifecycle: Lifecycle
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
 
     def close(self) -> None:
@@ -57,4 +61,19 @@ def build_services(
     clock = clock or SystemClock()
     ontology = OntologyService(store, queries)
     validation = ValidationService(store, queries, ontology)
-    return Services(settings, store, queries, clock, report, ontology, validation, clock.now())
+    sources = SourceStore(store, queries, clock, policy=ShortMemoryPolicy.from_settings(settings))
+    gate = WriteGate(store, queries, settings, clock, sources, ontology, validation)
+    lifecycle = Lifecycle(store, queries, clock, validation)
+    return Services(
+        settings,
+        store,
+        queries,
+        clock,
+        report,
+        ontology,
+        validation,
+        sources,
+        gate,
+        lifecycle,
+        clock.now(),
+    )

@@ -10,6 +10,7 @@ from kgmem import __version__
 from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/disjoint`
 from kgmem.cli.common import fail
 from kgmem.cli.core import serve, sparql, status
+from kgmem.cli.ingest import ingest
 from kgmem.cli.ontology import ontology
 from kgmem.errors import KgmemError
 
@@ -27,6 +28,7 @@ def cli() -> None:
 
 for command in (serve, status, sparql, ontology):
     cli.add_command(command)
+cli.add_command(ingest)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,7 +16,7 @@ from rdflib.term import Node
 
 from kgmem.ontology.effective import EffectiveOntology
 from kgmem.ontology.report import Violation, ViolationKind
-from kgmem.vocab import OWL, RDF, XSD
+from kgmem.vocab import OWL, RDF, RDFS, XSD
 
 __all__ = ["check_axioms"]
 
@@ -134,9 +134,15 @@ def _domain_range(
 
 
 def _literal_mismatch(value: Node, ranges: frozenset[URIRef]) -> bool:
+    """A literal where only classes are allowed, or a node where only datatypes are.
+
+    Schema.org ranges are exempt: its properties take text for things routinely.
+    """
     if not ranges:
         return False
-    datatypes = {r for r in ranges if str(r).startswith(str(XSD)) or r == RDF.langString}
+    datatypes = {
+        r for r in ranges if str(r).startswith(str(XSD)) or r in (RDF.langString, RDFS.Literal)
+    }
     if isinstance(value, Literal):
         return not datatypes and all(not str(r).startswith("https://schema.org/") for r in ranges)
     return bool(datatypes) and datatypes == set(ranges)

@@ -27,6 +27,7 @@ from kgmem.store.graphs import (
 )
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry
+from kgmem.store.serialize import from_nquads, to_nquads
 
 __all__ = [
     "AskResult",
@@ -53,6 +54,8 @@ __all__ = [
     "catalogue_graph",
     "check_id",
     "collect_facts",
+    "from_nquads",
     "parse_graph",
     "shapes_graph",
+    "to_nquads",
 ]

@@ -39,7 +39,7 @@ from kgmem.store.base import (
 from kgmem.store.queries import Query, QueryKind, refused_keyword, term_to_sparql
 from kgmem.vocab import PREFIXES
 
-__all__ = ["OxigraphStore"]
+__all__ = ["OxigraphStore", "from_ox", "quad_from_ox", "to_ox"]
 
 _FORMATS = {
     RdfFormat.TURTLE: ox.RdfFormat.TURTLE,
@@ -94,7 +94,7 @@ def _quad_to_ox(quad: Quad) -> ox.Quad:
     )
 
 
-def _quad_from_ox(quad: ox.Quad) -> Quad:
+def quad_from_ox(quad: ox.Quad) -> Quad:
     graph = quad.graph_name
     if not isinstance(graph, ox.NamedNode):
         raise StoreOperationFailed("read", "kgmem keeps nothing in the default graph")
@@ -245,7 +245,7 @@ class OxigraphStore:
         )
         for quad in pattern:
             if isinstance(quad.graph_name, ox.NamedNode):
-                yield _quad_from_ox(quad)
+                yield quad_from_ox(quad)
 
     def graphs(self) -> list[URIRef]:
         return sorted(
@@ -315,7 +315,7 @@ class OxigraphStore:
                     self._ox.bulk_load(data, _FORMATS[fmt], to_graph=target, lenient=lenient)
                     return self.count(graph)
                 parsed = [
-                    _quad_from_ox(ox.Quad(q.subject, q.predicate, q.object, target))
+                    quad_from_ox(ox.Quad(q.subject, q.predicate, q.object, target))
                     for q in ox.parse(
                         data, _FORMATS[fmt], lenient=lenient, without_named_graphs=True
                     )

@@ -1,0 +1,438 @@
+"""Deterministic grounding: does the cited evidence really state the claim? Pure, no store.
+
+The code that exists to catch a lying model. For each evidence item of a claim:
+
+1. the source must be one of the caller's (``sources`` holds only the caller's) and must not be
+   a recall tool (memory_search, ...) nor a failed tool; the quote, stripped, must occur
+   verbatim in its text (first occurrence, code-point span);
+2. ``explicit`` support: the quote must name the subject (by name, a known alias, or a pronoun
+   whose referent is known: "I" in a user message is its speaker, "you" in an assistant
+   message is the user) and the object/value, in the same sentence, with the claim's polarity
+   (a negation cue in the clause of the source around the value for a negated claim, none for a
+   positive one), and not as a question; ``derived``/``inferred`` support: the quote must name
+   the subject or the object/value, and is capped and labelled;
+3. a user message that opens with an affirmation ("yes", "that's right") confirms the agent
+   message right before it in the same chat (its last question, if it asks one): the agent
+   quote and the confirmation are both kept;
+4. an assistant message grounds nothing alone: it needs another accepted item;
+5. authority is the source's, clamped by what the source is (an assistant message is agent, an
+   agent-reported source is agent); only a non-agent item lets a claim auto-activate.
+
+Refusals are results (:class:`Refusal`), never exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum, StrEnum
+from types import MappingProxyType
+
+from rdflib import URIRef
+
+from kgmem.memory.mentions import (
+    NameBook,
+    Voice,
+    affirmation_span,
+    explicit_mismatches,
+    is_denial,
+    mentions,
+    related_mismatches,
+)
+from kgmem.memory.model import (
+    Authority,
+    ClaimDraft,
+    EvidenceDraft,
+    Role,
+    SourceRecord,
+    SourceType,
+    SupportKind,
+)
+from kgmem.memory.source_inputs import RECALL_TOOLS
+from kgmem.memory.surface import Analysis, analyse, locate_quote
+
+__all__ = [
+    "AUTHORITY_CONFIDENCE_CAPS",
+    "DEFAULT_AUTHORITY_ORDER",
+    "SUPPORT_CONFIDENCE_CAPS",
+    "GroundedEvidence",
+    "GroundingContext",
+    "GroundingResult",
+    "Refusal",
+    "RefusalCode",
+    "ground_claim",
+    "locate_quote",
+    "mentions",
+]
+
+DEFAULT_AUTHORITY_ORDER: tuple[Authority, ...] = (
+    Authority.USER,
+    Authority.TOOL,
+    Authority.TASK,
+    Authority.AGENT,
+)
+#: The most a claim's confidence may be, by the kind of support behind it.
+SUPPORT_CONFIDENCE_CAPS: Mapping[SupportKind, float] = MappingProxyType(
+    {SupportKind.EXPLICIT: 1.0, SupportKind.DERIVED: 0.7, SupportKind.INFERRED: 0.5}
+)
+#: ... and by who stands behind it. Agent authority stays below the gate's 0.75 on purpose: it
+#: may reach the review inbox, never activate on confidence alone.
+AUTHORITY_CONFIDENCE_CAPS: Mapping[Authority, float] = MappingProxyType(
+    {Authority.USER: 1.0, Authority.TOOL: 0.9, Authority.TASK: 0.9, Authority.AGENT: 0.6}
+)
+_SUPPORT_ORDER = (SupportKind.EXPLICIT, SupportKind.DERIVED, SupportKind.INFERRED)
+
+
+class RefusalCode(StrEnum):
+    NO_EVIDENCE = "no_evidence"
+    UNKNOWN_SOURCE = "unknown_source"
+    MISSING_QUOTE = "missing_quote"
+    QUOTE_NOT_IN_SOURCE = "quote_not_in_source"
+    RECALL_TOOL = "recall_tool"
+    FAILED_TOOL = "failed_tool"
+    AGENT_ONLY = "agent_only"
+    QUOTE_DOES_NOT_NAME_SUBJECT = "quote_does_not_name_subject"
+    QUOTE_DOES_NOT_STATE_VALUE = "quote_does_not_state_value"
+    SUBJECT_AND_VALUE_APART = "subject_and_value_apart"
+    NEGATION_MISMATCH = "negation_mismatch"
+    QUOTE_IS_QUESTION = "quote_is_question"
+    QUOTE_UNRELATED = "quote_unrelated"
+    CONFIRMATION_NEGATED = "confirmation_negated"
+    CONFIRMATION_UNLINKED = "confirmation_unlinked"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an evidence item (``index``; ``None``: the claim as a whole) was not accepted."""
+
+    code: RefusalCode
+    message: str
+    index: int | None = None
+    field: str | None = None  # the evidence or claim field at fault: source, quote, value, ...
+
+
+@dataclass(frozen=True)
+class GroundedEvidence:
+    """An accepted evidence item; ``source_text[start:end] == quote`` (code points)."""
+
+    index: int
+    source: URIRef
+    source_type: SourceType
+    quote: str
+    start: int
+    end: int
+    support: SupportKind
+    authority: Authority
+    agent_reported: bool
+    confirms: URIRef | None = None  # for a user confirmation: the agent message it confirms
+    note_path: str | None = None
+
+
+@dataclass(frozen=True)
+class GroundingResult:
+    grounded: bool
+    reasons: tuple[Refusal, ...]  # every refused item, even when others ground the claim
+    items: tuple[GroundedEvidence, ...]
+    authority: Authority | None
+    support: SupportKind | None
+    confidence_cap: float
+    may_auto_activate: bool
+
+
+@dataclass(frozen=True)
+class GroundingContext(NameBook):
+    """Who "I" and "you" are, which names are aliases, what came before a user message.
+
+    ``user`` (+ ``user_aliases``): the user's entity: the speaker of their messages (unless a
+    message names another ``speaker``), "you" to the assistant. ``entities``: known entity
+    names -> aliases. ``previous``: user message IRI -> the message right before it in its
+    chat; without an entry, the cited message of the same chat one turn earlier is taken.
+    ``recall_tools``: tool names whose results are recall whatever the record says.
+    """
+
+    previous: Mapping[URIRef, SourceRecord] = field(default_factory=dict)
+    recall_tools: frozenset[str] = RECALL_TOOLS
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "previous", MappingProxyType(dict(self.previous)))
+
+
+class _Origin(Enum):
+    USER = "user message"
+    AGENT = "assistant message"
+    TOOL = "tool result"
+    TASK = "task record"
+    NOTE = "external note"
+    SHORT_NOTE = "short note"
+
+
+def _origin(rec: SourceRecord) -> _Origin:
+    fixed = {
+        SourceType.TOOL_RESULT: _Origin.TOOL,
+        SourceType.TASK_RECORD: _Origin.TASK,
+        SourceType.EXTERNAL_NOTE: _Origin.NOTE,
+        SourceType.SHORT_NOTE: _Origin.SHORT_NOTE,
+    }
+    if rec.type in fixed:
+        return fixed[rec.type]
+    if rec.type is SourceType.AGENT_MESSAGE or rec.role is Role.ASSISTANT:
+        return _Origin.AGENT
+    return _Origin.TOOL if rec.role is Role.TOOL else _Origin.USER
+
+
+_CEILING = {
+    _Origin.USER: Authority.USER,
+    _Origin.NOTE: Authority.USER,
+    _Origin.SHORT_NOTE: Authority.USER,
+    _Origin.TOOL: Authority.TOOL,
+    _Origin.TASK: Authority.TASK,
+    _Origin.AGENT: Authority.AGENT,
+}
+
+
+def _rank(order: Sequence[Authority], authority: Authority) -> int:
+    return order.index(authority) if authority in order else len(order)
+
+
+def _authority(rec: SourceRecord, order: Sequence[Authority]) -> Authority:
+    """The record's authority, never stronger than what the source is; second-hand: agent."""
+    if rec.agent_reported:
+        return Authority.AGENT
+    return max(rec.authority, _CEILING[_origin(rec)], key=lambda a: _rank(order, a))
+
+
+_VOICES = {
+    _Origin.USER: Voice.USER,
+    _Origin.NOTE: Voice.USER_NOTE,
+    _Origin.AGENT: Voice.AGENT,
+}
+_Problem = tuple[RefusalCode, str, str]  # code, field, message
+
+
+def _voice(rec: SourceRecord) -> Voice:
+    origin = _origin(rec)
+    if origin is _Origin.SHORT_NOTE and rec.authority is Authority.USER and not rec.agent_reported:
+        return Voice.USER_NOTE
+    return _VOICES.get(origin, Voice.OTHER)
+
+
+def _check(
+    claim: ClaimDraft,
+    ev: EvidenceDraft,
+    rec: SourceRecord,
+    doc: Analysis,
+    span: tuple[int, int],
+    ctx: GroundingContext,
+) -> tuple[_Problem, ...]:
+    check = explicit_mismatches if ev.support is SupportKind.EXPLICIT else related_mismatches
+    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker)
+    return tuple((RefusalCode(m.value), where, why) for m, where, why in found)
+
+
+# -- one evidence item ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    index: int
+    support: SupportKind
+    record: SourceRecord | None = None
+    span: tuple[int, int] | None = None
+    problems: tuple[_Problem, ...] = ()
+    confirms: URIRef | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.record is not None and self.span is not None and not self.problems
+
+    @property
+    def origin(self) -> _Origin | None:
+        return None if self.record is None else _origin(self.record)
+
+
+def _not_verbatim(text: str, quote: str) -> str:
+    def squash(s: str) -> str:
+        return " ".join(s.split()).casefold()
+
+    if squash(quote) and squash(quote) in squash(text):
+        return "matches only after normalizing case or whitespace, which is not verbatim"
+    return "does not occur verbatim in the source"
+
+
+def _judge(
+    index: int,
+    ev: EvidenceDraft,
+    sources: Mapping[str, SourceRecord],
+    claim: ClaimDraft,
+    ctx: GroundingContext,
+    doc: Callable[[str], Analysis],
+) -> _Verdict:
+    verdict = _Verdict(index, ev.support, sources.get(ev.source))
+    rec = verdict.record
+    if rec is None:
+        why = f"{ev.source!r} is not one of this user's sources"
+        return replace(verdict, problems=((RefusalCode.UNKNOWN_SOURCE, "source", why),))
+    if rec.recall_tool or (rec.tool_name or "") in ctx.recall_tools:
+        why = f"{rec.tool_name or 'a recall tool'} returns remembered text, never evidence"
+        return replace(verdict, problems=((RefusalCode.RECALL_TOOL, "source", why),))
+    if _origin(rec) is _Origin.TOOL and rec.tool_succeeded is not True:
+        why = f"tool {rec.tool_name or '?'} did not report success"
+        return replace(verdict, problems=((RefusalCode.FAILED_TOOL, "source", why),))
+    if ev.quote is None or not ev.quote.strip():
+        why = "every evidence item needs an exact quote"
+        return replace(verdict, problems=((RefusalCode.MISSING_QUOTE, "quote", why),))
+    span = locate_quote(rec.text, ev.quote)
+    if span is None:
+        why = _not_verbatim(rec.text, ev.quote)
+        return replace(verdict, problems=((RefusalCode.QUOTE_NOT_IN_SOURCE, "quote", why),))
+    return replace(verdict, span=span, problems=_check(claim, ev, rec, doc(rec.text), span, ctx))
+
+
+# -- the claim as a whole -------------------------------------------------------------------
+
+
+def _precedes(agent: SourceRecord, user: SourceRecord, ctx: GroundingContext) -> bool:
+    if user.iri in ctx.previous:
+        return ctx.previous[user.iri].iri == agent.iri
+    return (
+        agent.chat is not None
+        and agent.chat == user.chat
+        and agent.turn is not None
+        and user.turn is not None
+        and agent.turn == user.turn - 1
+    )
+
+
+def _asked(agent: _Verdict) -> bool:
+    """A reply answers the agent message's last question, if it asks one, else the message.
+
+    "You live in Paris. Shall I book a table?" "Yes." confirms the booking, not Paris.
+    """
+    assert agent.record is not None and agent.span is not None
+    doc = analyse(agent.record.text)
+    if not doc.questions:
+        return True
+    asked = [t for t in doc.tokens if t.sentence == max(doc.questions)]
+    return asked[0].start < agent.span[1] and agent.span[0] < asked[-1].end
+
+
+def _as_confirmation(v: _Verdict, agents: Sequence[_Verdict], ctx: GroundingContext) -> _Verdict:
+    """A refused user item may still confirm the cited agent message right before it."""
+    assert v.record is not None and v.span is not None
+    before = [
+        a
+        for a in agents
+        if a.record is not None and _precedes(a.record, v.record, ctx) and _asked(a)
+    ]
+    said = affirmation_span(v.record.text)
+    if before and said and v.span[0] <= said[0] and said[1] <= v.span[1]:
+        agent = before[0]
+        assert agent.record is not None
+        return replace(v, support=agent.support, problems=(), confirms=agent.record.iri)
+    if before and is_denial(v.record.text):
+        why = "the user's reply rejects or qualifies the agent message it answers"
+        return replace(v, problems=((RefusalCode.CONFIRMATION_NEGATED, "quote", why),))
+    if said and not before:
+        why = "an affirmation, but of no cited agent claim right before it (or not what it asked)"
+        return replace(v, problems=((RefusalCode.CONFIRMATION_UNLINKED, "source", why),))
+    return v
+
+
+def _confirmations(verdicts: list[_Verdict], ctx: GroundingContext) -> list[_Verdict]:
+    question = RefusalCode.QUOTE_IS_QUESTION
+    agents = [
+        v
+        for v in verdicts
+        if v.origin is _Origin.AGENT and v.span and all(p[0] is question for p in v.problems)
+    ]
+    out = [
+        _as_confirmation(v, agents, ctx)
+        if v.origin is _Origin.USER and v.span is not None and not v.accepted
+        else v
+        for v in verdicts
+    ]
+    # A confirmed question ("Are you allergic to shellfish?" "Yes.") is an answered question.
+    confirmed = {v.confirms for v in out if v.confirms is not None}
+    answered = {a.index for a in agents if a.record is not None and a.record.iri in confirmed}
+    return [replace(v, problems=()) if v.index in answered else v for v in out]
+
+
+def _agent_rule(verdicts: list[_Verdict]) -> list[_Verdict]:
+    """Agent prose is accepted only beside an accepted item that is not agent prose."""
+    if any(v.accepted and v.origin is not _Origin.AGENT for v in verdicts):
+        return verdicts
+    why = "agent prose alone is not proof: no user, note, task or tool item supports it"
+    problem = (RefusalCode.AGENT_ONLY, "source", why)
+    return [
+        replace(v, problems=(problem,)) if v.accepted and v.origin is _Origin.AGENT else v
+        for v in verdicts
+    ]
+
+
+def _grounded(v: _Verdict, order: Sequence[Authority]) -> GroundedEvidence:
+    rec, span = v.record, v.span
+    assert rec is not None and span is not None
+    return GroundedEvidence(
+        index=v.index,
+        source=rec.iri,
+        source_type=rec.type,
+        quote=rec.text[span[0] : span[1]],
+        start=span[0],
+        end=span[1],
+        support=v.support,
+        authority=_authority(rec, order),
+        agent_reported=rec.agent_reported,
+        confirms=v.confirms,
+        note_path=rec.note_path,
+    )
+
+
+def _cap(item: GroundedEvidence) -> float:
+    return min(SUPPORT_CONFIDENCE_CAPS[item.support], AUTHORITY_CONFIDENCE_CAPS[item.authority])
+
+
+def _refusals(verdicts: Sequence[_Verdict]) -> tuple[Refusal, ...]:
+    return tuple(
+        Refusal(code, f"evidence[{v.index}].{where}: {why}", v.index, where)
+        for v in verdicts
+        for code, where, why in v.problems
+    )
+
+
+def ground_claim(
+    claim: ClaimDraft,
+    evidence: Sequence[EvidenceDraft],
+    sources: Mapping[str, SourceRecord],
+    ctx: GroundingContext,
+    *,
+    authority_order: Sequence[Authority] = DEFAULT_AUTHORITY_ORDER,
+) -> GroundingResult:
+    """Check ``claim`` against its ``evidence``; ``sources`` holds only the caller's sources.
+
+    ``authority_order`` lists authorities strongest first (default user > tool > task > agent).
+    """
+    if not evidence:
+        refusal = Refusal(RefusalCode.NO_EVIDENCE, "a claim needs at least one evidence item")
+        return GroundingResult(False, (refusal,), (), None, None, 0.0, False)
+    docs: dict[str, Analysis] = {}
+
+    def doc(text: str) -> Analysis:
+        if text not in docs:
+            docs[text] = analyse(text)
+        return docs[text]
+
+    verdicts = [_judge(i, ev, sources, claim, ctx, doc) for i, ev in enumerate(evidence)]
+    verdicts = _agent_rule(_confirmations(verdicts, ctx))
+    items = tuple(_grounded(v, authority_order) for v in verdicts if v.accepted)
+    if not items:
+        return GroundingResult(False, _refusals(verdicts), (), None, None, 0.0, False)
+    return GroundingResult(
+        grounded=True,
+        reasons=_refusals(verdicts),
+        items=items,
+        authority=min((i.authority for i in items), key=lambda a: _rank(authority_order, a)),
+        support=min((i.support for i in items), key=_SUPPORT_ORDER.index),
+        confidence_cap=max(_cap(i) for i in items),
+        may_auto_activate=any(i.authority is not Authority.AGENT for i in items),
+    )

@@ -1,0 +1,323 @@
+"""Lifecycle: review, pin, archive, restore, rate, outcomes, expiry, revert, forget.
+
+Each action is one store transaction that rewrites the memory, moves its entity-level
+facts in or out with its active status, and records a decision carrying the exact change,
+so any of them can be reverted (``revert`` is itself a decision). ``forget`` is the one
+exception: it purges the memory, its claims, evidence, facts, the edges other memories
+point at it and every decision that mentions it, and leaves only an anonymous tombstone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from enum import StrEnum
+from hashlib import sha256
+
+from rdflib import Literal, URIRef
+
+from kgmem.clock import Clock
+from kgmem.errors import LifecycleError, UnknownMemory
+from kgmem.memory.changes import fact_quads, net_change, retired_facts
+from kgmem.memory.decisions import Action, Decisions
+from kgmem.memory.existing import ActiveClaims
+from kgmem.memory.model import MemoryStatus
+from kgmem.memory.records import MemoryRecord, read_memory, record_quads
+from kgmem.memory.strength import StrengthPolicy
+from kgmem.ontology import ValidationService
+from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.vocab import KGM
+
+__all__ = ["Lifecycle", "Verdict"]
+
+Change = Callable[[MemoryRecord], MemoryRecord]
+_LIVE = {MemoryStatus.ACTIVE}
+
+
+class Verdict(StrEnum):
+    """How a memory an agent used for a task performed."""
+
+    HELPFUL = "helpful"
+    UNUSED = "unused"
+    MISLEADING = "misleading"
+    OUTDATED = "outdated"
+
+
+class Lifecycle:
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        clock: Clock,
+        validation: ValidationService,
+        strength: StrengthPolicy | None = None,
+    ) -> None:
+        self._store, self._queries, self._clock = store, queries, clock
+        self._validation = validation
+        self._strength = strength or StrengthPolicy()
+        self._active = ActiveClaims(store, queries)
+        self.decisions = Decisions(store, queries)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def get(self, uid: str, memory: URIRef) -> MemoryRecord:
+        graphs = UserGraphs(uid)
+        record = read_memory(self._store, memory, [graphs.kg, graphs.quarantine])
+        if record is None:
+            raise UnknownMemory(str(memory))
+        return record
+
+    # -- the actions ---------------------------------------------------------------------
+
+    def approve(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        return self._move(
+            uid,
+            memory,
+            Action.ACTIVATE,
+            actor,
+            {MemoryStatus.PENDING},
+            lambda r: replace(r, status=MemoryStatus.ACTIVE),
+            "approved",
+        )
+
+    def reject(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        return self._move(
+            uid,
+            memory,
+            Action.REJECT,
+            actor,
+            {MemoryStatus.PENDING},
+            lambda r: replace(r, status=MemoryStatus.ARCHIVED, retired_at=self._clock.now()),
+            "rejected in review",
+        )
+
+    def pin(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        return self._move(
+            uid, memory, Action.PIN, actor, None, lambda r: replace(r, pinned=True), "pinned"
+        )
+
+    def unpin(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        return self._move(
+            uid, memory, Action.UNPIN, actor, None, lambda r: replace(r, pinned=False), "unpinned"
+        )
+
+    def archive(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        live: set[MemoryStatus] = {s for s in MemoryStatus if s is not MemoryStatus.ARCHIVED}
+        return self._move(
+            uid,
+            memory,
+            Action.ARCHIVE,
+            actor,
+            live,
+            lambda r: replace(r, status=MemoryStatus.ARCHIVED, retired_at=self._clock.now()),
+            "archived",
+        )
+
+    def restore(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        return self._move(
+            uid,
+            memory,
+            Action.RESTORE,
+            actor,
+            {MemoryStatus.ARCHIVED},
+            lambda r: replace(r, status=MemoryStatus.ACTIVE, retired_at=None),
+            "restored",
+        )
+
+    def rate(self, uid: str, memory: URIRef, delta: int, actor: str = "person") -> URIRef:
+        if delta not in (1, -1):
+            raise LifecycleError(str(memory), "a rating is +1 or -1")
+        return self._move(
+            uid,
+            memory,
+            Action.RATE,
+            actor,
+            None,
+            lambda r: self._strength.rated(r, delta),
+            f"rated {delta:+d}",
+        )
+
+    def outcome(
+        self, uid: str, memory: URIRef, verdict: Verdict, task: str = "", actor: str = "agent"
+    ) -> URIRef:
+        """Outcome feedback after a task: helpful, unused, misleading or outdated."""
+        now = self._clock.now()
+        if verdict is Verdict.OUTDATED:
+            return self._move(
+                uid,
+                memory,
+                Action.EXPIRE,
+                actor,
+                _LIVE,
+                lambda r: replace(
+                    r,
+                    status=MemoryStatus.OUTDATED,
+                    retired_at=now,
+                    valid_until=r.valid_until or now,
+                ),
+                f"outdated for task {task}".strip(),
+            )
+        change = {
+            Verdict.HELPFUL: self._strength.helpful,
+            Verdict.UNUSED: self._strength.unused,
+            Verdict.MISLEADING: self._strength.misleading,
+        }[verdict]
+        extra = (
+            []
+            if verdict is not Verdict.MISLEADING
+            else [
+                Quad(
+                    memory,
+                    KGM.counterEvidence,
+                    Literal(f"misleading in task {task or 'unnamed'} at {now.isoformat()}"),
+                    UserGraphs(uid).kg,
+                )
+            ]
+        )
+        return self._move(
+            uid,
+            memory,
+            Action.RATE,
+            actor,
+            None,
+            change,
+            f"outcome {verdict.value} {task}".strip(),
+            extra_add=extra,
+        )
+
+    def expire_due(self, uid: str, actor: str = "scheduler") -> list[URIRef]:
+        """Episodes whose time-to-live has passed become expired."""
+        now = self._clock.now()
+        rows = self._store.select(self._queries["memory/expiring"], {"graph": UserGraphs(uid).kg})
+        due = [
+            r["memory"]
+            for r in rows
+            if isinstance(e := r["expiresAt"], Literal) and e.toPython() <= now
+        ]
+        for memory in due:
+            assert isinstance(memory, URIRef)
+            self._move(
+                uid,
+                memory,
+                Action.EXPIRE,
+                actor,
+                _LIVE,
+                lambda r: replace(r, status=MemoryStatus.EXPIRED, retired_at=now),
+                "time to live passed",
+            )
+        return [m for m in due if isinstance(m, URIRef)]
+
+    def revert(self, uid: str, decision: URIRef, actor: str = "person") -> URIRef:
+        """Undo ``decision`` exactly; refused if later changes touched the same quads."""
+        with self._store.transaction() as tx:
+            inverse = self.decisions.revert_change(uid, decision)
+            target = self._target(uid, decision)
+            record, quads = self.decisions.record(
+                uid, Action.REVERT, target, inverse, f"reverts {decision}", actor, self._clock.now()
+            )
+            ops = UserGraphs(uid).ops
+            tx.add(
+                *inverse.add,
+                *quads,
+                Quad(decision, KGM.revertedBy, record, ops),
+                Quad(record, KGM.reverts, decision, ops),
+            )
+            tx.remove(*inverse.remove)
+        return record
+
+    def _target(self, uid: str, decision: URIRef) -> URIRef:
+        for quad in self._store.quads(UserGraphs(uid).ops, decision, KGM.target):
+            if isinstance(quad.object, URIRef):
+                return quad.object
+        raise UnknownMemory(str(decision), "no such decision for this user")
+
+    # -- the mechanism -------------------------------------------------------------------
+
+    def _move(
+        self,
+        uid: str,
+        memory: URIRef,
+        action: Action,
+        actor: str,
+        allowed: set[MemoryStatus] | None,
+        change: Change,
+        reason: str,
+        *,
+        extra_add: Sequence[Quad] = (),
+    ) -> URIRef:
+        with self._store.transaction() as tx:
+            old = self.get(uid, memory)
+            if allowed is not None and old.status not in allowed:
+                raise LifecycleError(
+                    str(memory), f"cannot {action.value} a memory that is {old.status.value}"
+                )
+            new = change(old)
+            graph = old.graph or UserGraphs(uid).kg
+            add = [*record_quads(new, graph), *extra_add]
+            remove = record_quads(old, graph)
+            kg = UserGraphs(uid).kg
+            if new.status in _LIVE and old.status not in _LIVE:
+                add += fact_quads(new.claims, kg)
+            if old.status in _LIVE and new.status not in _LIVE:
+                remove += retired_facts(self._active, uid, memory, old.claims, kg)
+            net = net_change(self._store, add, remove)
+            if new.status in _LIVE and old.status not in _LIVE:
+                self._check(uid, memory, net)
+            decision, quads = self.decisions.record(
+                uid, action, memory, net, reason, actor, self._clock.now()
+            )
+            tx.add(*net.add, *quads)
+            tx.remove(*net.remove)
+        return decision
+
+    def _check(self, uid: str, memory: URIRef, change: Changeset) -> None:
+        report = self._validation.validate(uid, change)
+        if not report.conforms:
+            raise LifecycleError(
+                str(memory),
+                "activating it would break the graph: "
+                + "; ".join(v.message for v in report.violations),
+            )
+
+    # -- forget --------------------------------------------------------------------------
+
+    def forget(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        """Purge ``memory`` from every graph of the user; returns the tombstone decision."""
+        graphs = UserGraphs(uid)
+        with self._store.transaction() as tx:
+            record = self.get(uid, memory)
+            nodes = {memory, *(c.iri for c in record.claims), *(e.iri for e in record.evidence)}
+            gone: list[Quad] = []
+            for graph in graphs.standing:
+                for node in nodes:
+                    gone += self._store.quads(graph, subject=node)
+                    gone += self._store.quads(graph, obj=node)
+            if record.status in _LIVE:
+                gone += retired_facts(self._active, uid, memory, record.claims, graphs.kg)
+            gone += self._decisions_mentioning(uid, memory)
+            tombstone = URIRef(f"urn:kgmem:forgotten:{sha256(str(memory).encode()).hexdigest()}")
+            _, quads = self.decisions.record(
+                uid,
+                Action.ERRONEOUS,
+                tombstone,
+                Changeset(),
+                "forgotten: purged on request",
+                actor,
+                self._clock.now(),
+            )
+            tx.remove(*dict.fromkeys(gone))
+            tx.add(*quads)
+        return tombstone
+
+    def _decisions_mentioning(self, uid: str, memory: URIRef) -> list[Quad]:
+        ops = UserGraphs(uid).ops
+        rows = self._store.select(
+            self._queries["memory/decisions_mentioning"], {"graph": ops, "needle": memory}
+        )
+        out: list[Quad] = []
+        for row in rows:
+            decision = row["decision"]
+            assert isinstance(decision, URIRef)
+            out += self._store.quads(ops, subject=decision)
+            out += self._store.quads(ops, obj=decision)
+        return out

@@ -1,0 +1,327 @@
+"""Who and what a quote mentions: names, aliases, pronouns, values, polarity, affirmations.
+
+Built on :mod:`kgmem.memory.surface`. A claim term resolves to a *target*: a set of names (the
+term and, when it names a known entity, all of that entity's aliases) and whether it is the
+user. Pronouns resolve by who wrote the source (:class:`Voice`): "I" in a user message is its
+speaker, "I" in the user's own notes is the user, "you" in an assistant message is the user,
+and "the user" in anything not written by the user is the user. Nothing else resolves: "I" in
+an assistant message is the assistant, "he"/"she"/"they"/"we" are never resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from types import MappingProxyType
+
+from kgmem.memory.model import ClaimDraft
+from kgmem.memory.surface import (
+    FIRST_PERSON,
+    SECOND_PERSON,
+    Analysis,
+    Token,
+    analyse,
+    find_phrase,
+    phrase,
+)
+
+__all__ = [
+    "Mismatch",
+    "NameBook",
+    "Occurrence",
+    "Target",
+    "Voice",
+    "affirmation_span",
+    "explicit_mismatches",
+    "is_denial",
+    "mentions",
+    "related_mismatches",
+]
+
+
+def mentions(text: str, name: str, aliases: Iterable[str] = ()) -> bool:
+    """Whether ``text`` names ``name`` or one of its ``aliases`` as whole words.
+
+    >>> mentions("Bob's peanut allergy", "bob")
+    True
+    >>> mentions("Bobby called", "Bob")
+    False
+    """
+    words = analyse(text).words()
+    return any(find_phrase(words, phrase(candidate)) for candidate in (name, *aliases))
+
+
+class Mismatch(StrEnum):
+    """How a real quote fails to state a claim (values match grounding's refusal codes)."""
+
+    SUBJECT = "quote_does_not_name_subject"
+    VALUE = "quote_does_not_state_value"
+    APART = "subject_and_value_apart"
+    NEGATION = "negation_mismatch"
+    QUESTION = "quote_is_question"
+    UNRELATED = "quote_unrelated"
+
+
+class Voice(Enum):
+    """Who wrote a source, as far as its pronouns go."""
+
+    USER = "user message"  # "I" is the message's speaker
+    USER_NOTE = "user's note"  # "I" is the user
+    AGENT = "assistant message"  # "you" is the user; "I" is the assistant
+    OTHER = "other"  # tool results, task records, the agent's short notes
+
+
+@dataclass(frozen=True)
+class Target:
+    """Whom a claim term or a pronoun refers to: names (any of them) or the user."""
+
+    names: frozenset[str]
+    is_user: bool
+
+    def same(self, other: Target) -> bool:
+        return (self.is_user and other.is_user) or not self.names.isdisjoint(other.names)
+
+
+_SPEAKER_TERMS = frozenset({("i",), ("me",), ("my",), ("mine",), ("myself",), ("user",)})
+
+
+@dataclass(frozen=True)
+class NameBook:
+    """The user's name and aliases, and known entity names -> aliases."""
+
+    user: str | None = None
+    user_aliases: tuple[str, ...] = ()
+    entities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        frozen = {name: tuple(aliases) for name, aliases in self.entities.items()}
+        object.__setattr__(self, "entities", MappingProxyType(frozen))
+
+    def names_for(self, name: str) -> frozenset[str]:
+        """``name`` and every alias of each known entity (the user included) it names."""
+        key = phrase(name)
+        groups = [(self.user, *self.user_aliases)] if self.user else []
+        groups += [(main, *aliases) for main, aliases in self.entities.items()]
+        out = {name}
+        for group in groups:
+            if any(phrase(member) == key for member in group):
+                out.update(group)
+        return frozenset(out)
+
+    def is_user(self, name: str) -> bool:
+        own = (self.user, *self.user_aliases) if self.user else ()
+        return phrase(name) in {phrase(n) for n in own}
+
+    def resolve(self, term: str) -> Target:
+        """A claim term: "I"/"me"/"my"/"user"/"the user" is the user, else a name."""
+        if phrase(term) in _SPEAKER_TERMS:
+            own = (self.user, *self.user_aliases) if self.user else ()
+            return Target(frozenset(own), is_user=True)
+        return Target(self.names_for(term), is_user=self.is_user(term))
+
+    def referents(self, voice: Voice, speaker: str | None) -> dict[frozenset[str], Target]:
+        """Which pronouns refer to whom in a source written in ``voice``."""
+        user = self.resolve("user")
+        if voice is Voice.USER and speaker is not None:
+            is_user = self.user is None or self.is_user(speaker)
+            return {FIRST_PERSON: Target(self.names_for(speaker), is_user)}
+        if voice in (Voice.USER, Voice.USER_NOTE):
+            return {FIRST_PERSON: user}
+        return {SECOND_PERSON: user} if voice is Voice.AGENT else {}
+
+
+Occurrence = tuple[Token, ...]
+_Problem = tuple[Mismatch, str, str]  # mismatch, claim field, why
+_BOOLEAN_FLIPS = {"true": False, "yes": False, "false": True, "no": True}
+_HINT_FILLER = frozenset({"is", "has", "have", "was", "are", "does", "do", "can", "be", "of", "to"})
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """One quote of one source, read for one claim."""
+
+    doc: Analysis
+    words: tuple[Token, ...]
+    book: NameBook
+    voice: Voice
+    speaker: str | None
+
+    def named(self, term: str) -> list[Occurrence]:
+        target = self.book.resolve(term)
+        words = self.words
+        found = [tuple(words[i:j]) for n in target.names for i, j in find_phrase(words, phrase(n))]
+        for pronouns, referent in self.book.referents(self.voice, self.speaker).items():
+            if referent.same(target):
+                found += [(w,) for w in words if w.norm in pronouns]
+        if target.is_user and self.voice is not Voice.USER:
+            found += [tuple(words[i:j]) for i, j in find_phrase(words, ("user",))]
+        return found
+
+    def valued(self, claim: ClaimDraft) -> list[Occurrence]:
+        value = claim.value or ""
+        if value.strip().casefold() not in _BOOLEAN_FLIPS:
+            return [tuple(self.words[i:j]) for i, j in find_phrase(self.words, phrase(value))]
+        # A boolean is stated by the predicate's own words: isVegetarian true, "vegetarian".
+        hint = _hint(claim.predicate)
+        found: list[Occurrence] = []
+        for sentence in sorted({w.sentence for w in self.words}) if hint else ():
+            within = [w for w in self.words if w.sentence == sentence]
+            hits = [find_phrase(within, (h,)) for h in hint]
+            if all(hits):
+                found.append(tuple(within[h[0][0]] for h in hits))
+        return found
+
+    def negated(self, occurrence: Occurrence, names: Sequence[Occurrence]) -> bool:
+        """A negation cue in the *source* clause of ``occurrence``, outside the names.
+
+        The clause is read in the whole source, so a quote trimmed to "like jazz" out of
+        "I don't like jazz" still carries the "don't".
+        """
+        spans = [(t.start, t.end) for occ in names for t in occ]
+        return any(
+            raw.negates and not any(a <= raw.start and raw.end <= b for a, b in spans)
+            for clause in {t.clause for t in occurrence}
+            for raw in self.doc.clause(clause)
+        )
+
+
+def _hint(predicate: str) -> tuple[str, ...]:
+    """Content words of a predicate's local name: ``ex:isVegetarian`` -> ("vegetarian",)."""
+    local = re.split(r"[#/:]", predicate)[-1]
+    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", local)
+    return tuple(p.lower() for p in parts if p.lower() not in _HINT_FILLER)
+
+
+def explicit_mismatches(
+    claim: ClaimDraft,
+    doc: Analysis,
+    span: tuple[int, int],
+    book: NameBook,
+    voice: Voice,
+    speaker: str | None = None,
+) -> list[_Problem]:
+    """Why ``doc.text[span]`` does not state ``claim`` (empty: it does)."""
+    read = _Reader(doc, doc.words(*span), book, voice, speaker)
+    subjects = read.named(claim.subject)
+    if not subjects:
+        why = f"does not name {claim.subject!r}, an alias, or a pronoun that refers to it"
+        return [(Mismatch.SUBJECT, "subject", why)]
+    what = "object" if claim.object is not None else "value"
+    values = read.named(claim.object) if claim.object is not None else read.valued(claim)
+    if not values:
+        return [(Mismatch.VALUE, what, f"does not state {claim.object or claim.value!r}")]
+    sentences = {occ[0].sentence for occ in subjects}
+    together = [occ for occ in values if occ[0].sentence in sentences]
+    if not together:
+        why = f"names the subject and the {what} only in different sentences"
+        return [(Mismatch.APART, what, why)]
+    wanted = claim.negated != _BOOLEAN_FLIPS.get((claim.value or "").strip().casefold(), False)
+    polar = [occ for occ in together if read.negated(occ, subjects + values) == wanted]
+    if not polar:
+        why = "has no negation cue for a negated claim" if wanted else "negates the claim"
+        return [(Mismatch.NEGATION, "negated", why)]
+    if all(occ[0].sentence in doc.questions for occ in polar):
+        return [(Mismatch.QUESTION, "quote", "asks rather than states the claim")]
+    return []
+
+
+def related_mismatches(
+    claim: ClaimDraft,
+    doc: Analysis,
+    span: tuple[int, int],
+    book: NameBook,
+    voice: Voice,
+    speaker: str | None = None,
+) -> list[_Problem]:
+    """Derived/inferred support need not state the claim, but must be about it."""
+    read = _Reader(doc, doc.words(*span), book, voice, speaker)
+    terms = [claim.subject] + ([claim.object] if claim.object is not None else [])
+    if any(read.named(term) for term in terms) or (claim.value and read.valued(claim)):
+        return []
+    return [(Mismatch.UNRELATED, "quote", "names neither the subject nor the object/value")]
+
+
+# -- affirmations ---------------------------------------------------------------------------
+
+_PUNCTUATED = re.compile(r"[,;:.!?\n\u2013\u2014]")
+
+
+def _words(*phrases: str) -> frozenset[tuple[str, ...]]:
+    return frozenset(tuple(p.split()) for p in phrases)
+
+
+# Strong affirmations may run straight into more words ("yes I am"); weak ones ("right",
+# "true", "it is") must stand alone or be followed by punctuation ("right now" is no answer).
+_STRONG = _words(
+    "yes", "yeah", "yep", "yup", "that's right", "that is right", "thats right",
+    "that's correct", "that is correct", "thats correct", "that's true", "that is true",
+    "thats true", "you're right", "you are right", "youre right",
+)  # fmt: skip
+_WEAK = _words(
+    "correct", "exactly", "right", "true", "absolutely", "indeed", "definitely", "precisely",
+    "affirmative", "sure is", "it is", "it sure is", "spot on", "you got it", "of course",
+    "uh huh", "mhm",
+)  # fmt: skip
+_LONGEST = max(len(p) for p in _STRONG | _WEAK)
+_DISSENT = frozenset(
+    {"wrong", "incorrect", "false", "actually", "but", "however", "although", "though", "whereas"}
+)
+_DENIAL_LEADS = frozenset({"no", "nope", "nah", "nay", "wrong", "incorrect", "false", "not"})
+
+
+def _affirmation_at(words: Sequence[Token], i: int) -> tuple[int, bool] | None:
+    for size in range(min(_LONGEST, len(words) - i), 0, -1):
+        candidate = tuple(t.norm for t in words[i : i + size])
+        if candidate in _STRONG or candidate in _WEAK:
+            return size, candidate in _STRONG
+    return None
+
+
+def _first_sentence(doc: Analysis) -> tuple[Token, ...]:
+    if not doc.tokens:
+        return ()
+    return tuple(t for t in doc.tokens if t.sentence == doc.tokens[0].sentence)
+
+
+def affirmation_span(text: str) -> tuple[int, int] | None:
+    """The span of the affirmation ``text`` opens with, if its first sentence is one.
+
+    The first sentence must start with affirmations ("yes", "that's right", "exactly", ...),
+    must not be a question, and the rest of it must carry no negation cue, no contrast
+    ("but", "however", ...) and no "wrong"/"incorrect"/"false"/"actually".
+
+    >>> affirmation_span("Yes, that's right. Thanks!")
+    (0, 17)
+    >>> affirmation_span("Yes, but it's shellfish") is None
+    True
+    """
+    doc = analyse(text)
+    words = _first_sentence(doc)
+    if not words or words[0].sentence in doc.questions:
+        return None
+    i, strong = 0, False
+    while (found := _affirmation_at(words, i)) is not None:
+        i, strong = i + found[0], strong or found[1]
+    if i == 0:
+        return None
+    rest = words[i:]
+    if rest and not strong and not _PUNCTUATED.search(text[words[i - 1].end : rest[0].start]):
+        return None
+    if any(t.negates or t.norm in _DISSENT for t in rest):
+        return None
+    return words[0].start, words[i - 1].end
+
+
+def is_denial(text: str) -> bool:
+    """Whether ``text`` opens by rejecting or qualifying what was said.
+
+    "no", "not quite", "that's wrong", "yes, but ...": a first sentence that is not a plain
+    affirmation and starts with a denial, carries a negation cue, "wrong"/"incorrect"/
+    "false"/"actually", or a contrast.
+    """
+    words = _first_sentence(analyse(text))
+    if not words or affirmation_span(text) is not None:
+        return False
+    return words[0].norm in _DENIAL_LEADS or any(t.negates or t.norm in _DISSENT for t in words)

@@ -1,0 +1,250 @@
+"""From a draft to what the gate decides on: grounded claims on resolved, typed entities.
+
+Deterministic code only. Every claim is grounded (:mod:`kgmem.memory.grounding`); those that
+fail are dropped with their reasons. Predicates and entity types must be terms of the user's
+effective ontology or delta: an unknown term does not become a silent new term, it makes the
+memory wait for a vocabulary decision (``needs_terms``). Names resolve to entities ("I" and
+"me" to the user themself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from rdflib import Literal, URIRef
+from rdflib.namespace import XSD
+
+from kgmem.memory.entities import (
+    EntityMatch,
+    EntityResolver,
+    name_key,
+    self_entity,
+    self_quads,
+)
+from kgmem.memory.grounding import (
+    GroundedEvidence,
+    GroundingContext,
+    GroundingResult,
+    Refusal,
+    ground_claim,
+)
+from kgmem.memory.ids import NodeKind, new_node
+from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord
+from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
+from kgmem.memory.records import ClaimRecord, EvidenceRecord
+from kgmem.memory.surface import locate_quote
+from kgmem.ontology import EffectiveOntology, TermKind
+from kgmem.store import Quad
+from kgmem.vocab import PREFIXES
+
+__all__ = ["DraftPlan", "expand_term", "plan_draft"]
+
+_SELF = {"i", "me", "my", "mine", "myself", "the user", "user"}
+
+
+def expand_term(term: str) -> URIRef:
+    """``schema:worksFor`` → its IRI with kgmem's standard prefixes; IRIs pass through."""
+    prefix, _, local = term.partition(":")
+    if prefix in PREFIXES and local and not local.startswith("//"):
+        return URIRef(PREFIXES[prefix] + local)
+    return URIRef(term)
+
+
+@dataclass
+class DraftPlan:
+    """A draft's claims and evidence, grounded and resolved, before the pre-pass."""
+
+    claims: list[ClaimRecord] = field(default_factory=list)
+    evidence: list[EvidenceRecord] = field(default_factory=list)
+    entity_quads: list[Quad] = field(default_factory=list)
+    about: list[URIRef] = field(default_factory=list)
+    needs_terms: list[URIRef] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)
+    authority: Authority | None = None
+    confidence_cap: float = 1.0
+    may_auto_activate: bool = True
+
+    @property
+    def grounded(self) -> bool:
+        return bool(self.evidence)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    uid: str
+    account_name: str
+    effective: EffectiveOntology
+    resolver: EntityResolver
+    sources: Mapping[str, SourceRecord]
+    previous: Mapping[URIRef, SourceRecord]
+    pending_entities: dict[str, EntityMatch]
+    order: Sequence[Authority] = DEFAULT_AUTHORITY_ORDER
+
+
+def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
+    plan = DraftPlan()
+    types = _entity_types(draft, ctx, plan)
+    grounding = GroundingContext(
+        user=ctx.account_name,
+        entities={e.name: e.aliases for e in draft.entities},
+        previous=ctx.previous,
+    )
+    if not draft.claims:
+        _ground_unstructured(draft, ctx, plan)
+    for index, claim in enumerate(draft.claims):
+        result = ground_claim(
+            claim, draft.evidence, ctx.sources, grounding, authority_order=ctx.order
+        )
+        if not result.grounded:
+            plan.refusals += [f"claim {index}: {_why(r)}" for r in result.reasons]
+            continue
+        _absorb(plan, result, ctx)
+        plan.claims.append(_claim_record(claim, types, draft, ctx, plan))
+    for entity in draft.entities:
+        match = _entity(entity.name, types, entity.aliases, ctx, plan)
+        plan.about.append(match.iri)
+    plan.about = list(dict.fromkeys(plan.about))
+    return plan
+
+
+def _why(refusal: Refusal) -> str:
+    return refusal.message
+
+
+def _absorb(plan: DraftPlan, result: GroundingResult, ctx: PlanContext) -> None:
+    seen = {(e.source, e.span, e.support) for e in plan.evidence}
+    for item in result.items:
+        key = (item.source, (item.start, item.end), item.support)
+        if key not in seen:
+            seen.add(key)
+            plan.evidence.append(_evidence(ctx.uid, item))
+    plan.confidence_cap = min(plan.confidence_cap, result.confidence_cap)
+    plan.may_auto_activate = plan.may_auto_activate and result.may_auto_activate
+    if result.authority is not None and (
+        plan.authority is None
+        or rank(result.authority, ctx.order) > rank(plan.authority, ctx.order)
+    ):
+        plan.authority = result.authority
+
+
+def _evidence(uid: str, item: GroundedEvidence) -> EvidenceRecord:
+    return EvidenceRecord(
+        new_node(uid, NodeKind.EVIDENCE),
+        item.source,
+        item.source_type,
+        item.support,
+        item.authority,
+        item.quote,
+        (item.start, item.end),
+        item.agent_reported,
+        item.confirms,
+    )
+
+
+def _ground_unstructured(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> None:
+    """A draft without claims is grounded by its quotes alone (verbatim, no recall tool)."""
+    for index, item in enumerate(draft.evidence):
+        record = ctx.sources.get(item.source)
+        if record is None or item.quote is None:
+            plan.refusals.append(f"evidence {index}: unknown source or no quote")
+            continue
+        span = locate_quote(record.text, item.quote)
+        if span is None or record.recall_tool or record.tool_succeeded is False:
+            plan.refusals.append(f"evidence {index}: quote not verbatim in a usable source")
+            continue
+        authority = Authority.AGENT if record.agent_reported else record.authority
+        plan.evidence.append(
+            EvidenceRecord(
+                new_node(ctx.uid, NodeKind.EVIDENCE),
+                record.iri,
+                record.type,
+                item.support,
+                authority,
+                record.text[span[0] : span[1]],
+                span,
+                record.agent_reported,
+            )
+        )
+        if plan.authority is None or rank(authority, ctx.order) > rank(plan.authority, ctx.order):
+            plan.authority = authority
+    plan.may_auto_activate = plan.authority not in (None, Authority.AGENT)
+
+
+def _entity_types(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> dict[str, list[URIRef]]:
+    types: dict[str, list[URIRef]] = {}
+    for entity in draft.entities:
+        known = []
+        for term in entity.types:
+            iri = expand_term(term)
+            if ctx.effective.info(iri).kind is TermKind.CLASS:
+                known.append(iri)
+            else:
+                plan.needs_terms.append(iri)
+        for name in (entity.name, *entity.aliases):
+            types[name_key(name)] = known
+    return types
+
+
+def _entity(
+    name: str,
+    types: Mapping[str, list[URIRef]],
+    aliases: Sequence[str],
+    ctx: PlanContext,
+    plan: DraftPlan,
+) -> EntityMatch:
+    if name_key(name) in _SELF or name_key(name) == name_key(ctx.account_name):
+        quads = self_quads(ctx.uid, ctx.account_name)
+        plan.entity_quads += [q for q in quads if q not in plan.entity_quads]
+        return EntityMatch(self_entity(ctx.uid), ctx.account_name, frozenset(), False)
+    match = ctx.resolver.resolve(
+        ctx.uid, name, types.get(name_key(name), []), ctx.effective, aliases, ctx.pending_entities
+    )
+    plan.entity_quads += [q for q in match.quads if q not in plan.entity_quads]
+    return match
+
+
+def _claim_record(
+    claim: ClaimDraft,
+    types: Mapping[str, list[URIRef]],
+    draft: DraftMemory,
+    ctx: PlanContext,
+    plan: DraftPlan,
+) -> ClaimRecord:
+    predicate = expand_term(claim.predicate)
+    info = ctx.effective.info(predicate)
+    if info.kind is not TermKind.PROPERTY:
+        plan.needs_terms.append(predicate)
+    aliases = {e.name: e.aliases for e in draft.entities}
+    subject = _entity(claim.subject, types, aliases.get(claim.subject, ()), ctx, plan).iri
+    plan.about.append(subject)
+    obj: URIRef | None = None
+    if claim.object is not None:
+        obj = _entity(claim.object, types, aliases.get(claim.object, ()), ctx, plan).iri
+        plan.about.append(obj)
+    value = None if claim.value is None else _literal(claim.value, ctx.effective, predicate)
+    return ClaimRecord(
+        new_node(ctx.uid, NodeKind.CLAIM), subject, predicate, obj, value, claim.negated
+    )
+
+
+def _literal(text: str, effective: EffectiveOntology, predicate: URIRef) -> Literal:
+    """A typed literal when the property's range is a date or a number and the text parses."""
+    for datatype in effective.range(predicate):
+        if datatype == XSD.date:
+            try:
+                return Literal(date.fromisoformat(text), datatype=XSD.date)
+            except ValueError:
+                continue
+        if datatype in (XSD.integer, XSD.decimal, XSD.double) and _number(text):
+            return Literal(text, datatype=datatype)
+    return Literal(text)
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,448 @@
+"""How grounding reads text: tokens, sentences and clauses, numbers and dates, word forms.
+
+Two notions of "the text says it" meet here, on purpose:
+
+* :func:`locate_quote` is **verbatim**: the quote, minus leading and trailing whitespace, must
+  occur code point for code point in the source. Case, inner whitespace, Unicode
+  normalization and typographic quotes all count; nothing else is forgiven.
+* :func:`find_phrase` works on **words**: NFKC + casefold, whole tokens only, tolerant of
+  plural ``s``/``es``/``ies`` and possessive ``'s``, and of number and date spellings, which
+  are canonicalized into tokens that cannot collide with words (words never start with ``#``):
+
+  ======  ===========================  ===============================================
+  ``#n``  a cardinal number            ``3``, ``1,000``, ``3.50``, ``three``, ``twenty-five``
+  ``#o``  an ordinal                   ``3rd``, ``third``, ``twenty-first``
+  ``#d``  a date ``YYYY-MM-DD``        ``2024-03-03``, ``March 3rd, 2024``, ``3 March 2024``
+  ``#y``  a month ``YYYY-MM``          ``2024-03``, ``March 2024``
+  ``#m``  a day of a month ``MM-DD``   ``March 3rd``, ``the 3rd of March``
+  ======  ===========================  ===============================================
+
+  A more specific date states a less specific one (``#d2024-03-03`` states ``#m03-03``,
+  ``#y2024-03``, the year ``2024`` and the word ``march``), never the reverse. Slash dates
+  (``03/04/2024``) are ambiguous between day-first and month-first and are not read as dates.
+
+Sentences end at ``. ! ? ;`` or a line break; a clause also ends before ``however``,
+``although``, ``though``, ``whereas``, and before a ``but`` that follows punctuation. A ``but``
+*without* punctuation before it ("everything but jazz") is an exclusion, a negation cue.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from itertools import pairwise
+
+__all__ = [
+    "FIRST_PERSON",
+    "NEGATION_CUES",
+    "SECOND_PERSON",
+    "Analysis",
+    "Token",
+    "analyse",
+    "canonicalize",
+    "find_phrase",
+    "locate_quote",
+    "phrase",
+    "token_matches",
+]
+
+_TOKEN = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?!\d)"  # ISO date
+    r"|\d{4}-\d{2}(?![\d-])"  # ISO year-month
+    r"|\d+(?:st|nd|rd|th)(?![^\W_])"  # 3rd
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![^\W_])"  # 1,000.50
+    r"|\d+(?:\.\d+)?(?![^\W_])"  # 3, 3.5
+    r"|[^\W_]+(?:['\u2019][^\W_]+)*"  # words, with inner apostrophes: don't, Bob's
+    r"|[%$\u20ac\u00a3\u00a5\u20b9]"  # percent and currency signs are words of their own
+)
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+_ABBREVIATION_DOT = re.compile(r"\.[ \t\u00a0]*")
+# "Dr. Smith", "J. R. Tolkien", "e.g. jazz": a dot after these does not end a sentence.
+_ABBREVIATIONS = frozenset(
+    {"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "inc", "ltd", "co", "mt"}
+)
+_CLAUSE_PUNCTUATION = re.compile(r"[,;:.!?\n\u2013\u2014]")
+_CLAUSE_STARTERS = frozenset({"however", "although", "though", "whereas"})
+_CONJUNCTIONS = frozenset({"and", "or", "so", "but", "because", "while", "since", "when"})
+
+NEGATION_CUES = frozenset(
+    {
+        "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere",
+        "cannot", "without", "except", "instead",
+        # contractions typed without the apostrophe
+        "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "cant", "couldnt",
+        "wont", "wouldnt", "shouldnt", "havent", "hasnt", "hadnt", "aint",
+    }
+)  # fmt: skip
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll", "im"})
+SECOND_PERSON = frozenset(
+    {"you", "your", "yours", "yourself", "you're", "you've", "you'd", "you'll", "youre"}
+)
+_SUBJECTS = FIRST_PERSON | SECOND_PERSON | {
+    "he", "she", "we", "they", "it", "his", "her", "our", "their", "its", "it's", "he's",
+    "she's", "we're", "they're", "we've", "they've", "there", "there's", "that's",
+}  # fmt: skip
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A word of a text: its normalized form, code-point span, sentence and clause."""
+
+    norm: str
+    start: int
+    end: int
+    sentence: int
+    clause: int
+    negates: bool = False
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A text cut into tokens, with the sentences that end in a question mark."""
+
+    text: str
+    tokens: tuple[Token, ...]
+    questions: frozenset[int]
+
+    def words(self, start: int = 0, end: int | None = None) -> tuple[Token, ...]:
+        """Canonical tokens of the whole words inside ``text[start:end]``.
+
+        A word cut by the span is left out, so a quote that starts or ends mid-word cannot
+        borrow the word it cuts (``"jazz"`` quoted out of ``"jazzy"`` mentions nothing).
+        """
+        stop = len(self.text) if end is None else end
+        raw = [t for t in self.tokens if t.start >= start and t.end <= stop]
+        gaps = [""] + [self.text[a.end : b.start] for a, b in pairwise(raw)]
+        out = []
+        for norm, first, last in canonicalize([t.norm for t in raw], gaps):
+            head = raw[first]
+            out.append(Token(norm, head.start, raw[last - 1].end, head.sentence, head.clause))
+        return tuple(out)
+
+    def clause(self, clause: int) -> tuple[Token, ...]:
+        return tuple(t for t in self.tokens if t.clause == clause)
+
+
+def _normalize(word: str) -> str:
+    return unicodedata.normalize("NFKC", word).casefold().replace("\u2019", "'")
+
+
+def _abbreviation(norm: str, gap: str) -> bool:
+    if not _ABBREVIATION_DOT.fullmatch(gap):
+        return False
+    return (
+        norm in _ABBREVIATIONS
+        or norm in _ABBREVIATED
+        or (len(norm) == 1 and norm.isalpha() and norm != "i")
+    )
+
+
+def _starts_clause(norm: str, gap: str, following: str) -> bool:
+    """A clause starts at a contrast word, and at a conjunction that opens a new subject.
+
+    "I'm allergic to peanuts, and I don't like jazz" is two clauses; "I don't like jazz,
+    blues, or rock" is one, so the "don't" still reaches "rock".
+    """
+    if norm in _CLAUSE_STARTERS or (norm == "but" and _CLAUSE_PUNCTUATION.search(gap)):
+        return True
+    return norm in _CONJUNCTIONS and following in _SUBJECTS
+
+
+def analyse(text: str) -> Analysis:
+    """Tokens of ``text`` with their sentence and clause numbers."""
+    matches = list(_TOKEN.finditer(text))
+    norms = [_normalize(m.group()) for m in matches] + [""]
+    tokens: list[Token] = []
+    questions: set[int] = set()
+    sentence = clause = end = 0
+    for k, match in enumerate(matches):
+        gap = text[end : match.start()]
+        if tokens and "?" in gap:
+            questions.add(sentence)
+        if tokens and _SENTENCE_END.search(gap) and not _abbreviation(tokens[-1].norm, gap):
+            sentence, clause = sentence + 1, clause + 1
+        elif tokens and _starts_clause(norms[k], gap, norms[k + 1]):
+            clause += 1
+        opens = not tokens or clause != tokens[-1].clause or norms[k + 1] in _SUBJECTS
+        negates = norms[k] in NEGATION_CUES or norms[k].endswith("n't")
+        negates = negates or (norms[k] == "but" and not opens)  # "everything but jazz"
+        tokens.append(Token(norms[k], match.start(), match.end(), sentence, clause, negates))
+        end = match.end()
+    if tokens and "?" in text[end:]:
+        questions.add(sentence)
+    return Analysis(text, tuple(tokens), frozenset(questions))
+
+
+def locate_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """The code-point span of the first verbatim occurrence of ``quote.strip()`` in ``text``.
+
+    Only leading and trailing whitespace of the quote is forgiven; a quote that matches only
+    after collapsing inner whitespace or changing case is not verbatim and is not found.
+
+    >>> locate_quote("I'm allergic to peanuts.", "  allergic to peanuts ")
+    (4, 23)
+    >>> locate_quote("I'm allergic to peanuts.", "allergic  to peanuts") is None
+    True
+    """
+    needle = quote.strip()
+    if not needle:
+        return None
+    start = text.find(needle)
+    return None if start < 0 else (start, start + len(needle))
+
+
+_ES_STEMS = ("s", "x", "z", "ch", "sh", "o")
+
+
+@lru_cache(maxsize=4096)
+def _forms(word: str) -> frozenset[str]:
+    """A word and its simple singulars: ``peanuts`` -> peanut, ``allergies`` -> allergy."""
+    base = word[:-2] if word.endswith("'s") else word.rstrip("'")
+    forms = {base}
+    if len(base) >= 4 and base.endswith("s") and not base.endswith("ss"):
+        forms.add(base[:-1])
+    if len(base) >= 5 and base.endswith("es") and base[:-2].endswith(_ES_STEMS):
+        forms.add(base[:-2])  # boxes, glasses, dishes, potatoes; not James -> jam
+    if len(base) >= 5 and base.endswith("ies"):
+        forms.add(base[:-3] + "y")
+    return frozenset(forms)
+
+
+def _same(needle: str, hay: str) -> bool:
+    if needle.startswith("#") or hay.startswith("#"):
+        return token_matches(needle, hay)
+    return needle == hay or not _forms(needle).isdisjoint(_forms(hay))
+
+
+def phrase(text: str) -> tuple[str, ...]:
+    """The canonical words of a name or value, without a leading article ("the Beatles")."""
+    words = tuple(t.norm for t in analyse(text).words())
+    while len(words) > 1 and words[0] in _ARTICLES:
+        words = words[1:]
+    return words
+
+
+def find_phrase(hay: Sequence[Token], needle: Sequence[str]) -> list[tuple[int, int]]:
+    """Every ``(i, j)`` with ``hay[i:j]`` matching the words of ``needle`` one for one."""
+    n = len(needle)
+    if n == 0:
+        return []
+    return [
+        (i, i + n)
+        for i in range(len(hay) - n + 1)
+        if all(_same(needle[k], hay[i + k].norm) for k in range(n))
+    ]
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_MONTH_NAMES = _words(
+    "january february march april may june july august september october november december"
+)
+MONTHS: dict[str, int] = (
+    {name: i for i, name in enumerate(_MONTH_NAMES, start=1)}
+    | {name[:3]: i for i, name in enumerate(_MONTH_NAMES, start=1)}
+    | {"sept": 9}
+)
+_ABBREVIATED = frozenset(name[:3] for name in _MONTH_NAMES if name != "may") | {"sept"}
+
+_UNITS = _words(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+)
+_ORDINAL_UNITS = _words(
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
+)
+_TENS = _words("twenty thirty forty fifty sixty seventy eighty ninety")
+_ORDINAL_TENS = _words(
+    "twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth"
+)
+_CARDINAL_WORDS = {w: n for n, w in enumerate(_UNITS)} | {
+    w: 20 + 10 * i for i, w in enumerate(_TENS)
+}
+_ORDINAL_WORDS = {w: n for n, w in enumerate(_ORDINAL_UNITS)} | {
+    w: 20 + 10 * i for i, w in enumerate(_ORDINAL_TENS)
+}
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+# Between the parts of a date: blanks and at most one comma ("March 3, 2024").
+_DATE_GAP = re.compile(r"[ \t\u00a0]*,?[ \t\u00a0]*")
+_ABBREVIATION_GAP = re.compile(r"\.?[ \t\u00a0]*,?[ \t\u00a0]*")
+_TENS_GAP = re.compile(r"[ \t\u00a0]*-?[ \t\u00a0]*")
+
+
+def _number(text: str) -> str:
+    """``1,000.50`` -> ``1000.5``; integers print without a decimal point."""
+    try:
+        value = Decimal(text.replace(",", ""))
+    except InvalidOperation:  # pragma: no cover - the regex admits only numbers
+        return text
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def _single(norm: str) -> str:
+    if (m := _ISO_DATE.fullmatch(norm)) and (day := _valid(*map(int, m.groups()))):
+        return f"#d{day}"
+    if (m := _ISO_MONTH.fullmatch(norm)) and 1 <= int(m.group(2)) <= 12:
+        return f"#y{norm}"
+    if _NUMBER.fullmatch(norm):
+        return f"#n{_number(norm)}"
+    if m := _ORDINAL.fullmatch(norm):
+        return f"#o{int(m.group(1))}"
+    if norm in _CARDINAL_WORDS:
+        return f"#n{_CARDINAL_WORDS[norm]}"
+    if norm in _ORDINAL_WORDS:
+        return f"#o{_ORDINAL_WORDS[norm]}"
+    return norm
+
+
+def _valid(year: int, month: int, day: int) -> str | None:
+    try:
+        return date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+def _day(token: str) -> int | None:
+    if token[:2] in ("#n", "#o") and token[2:].isdigit() and 1 <= int(token[2:]) <= 31:
+        return int(token[2:])
+    return None
+
+
+def _year(token: str) -> int | None:
+    digits = token[2:]
+    if token.startswith("#n") and len(digits) == 4 and digits.isdigit():
+        return int(digits)
+    return None
+
+
+class _Run:
+    """The working list while collapsing: (canonical, first raw index, end raw index)."""
+
+    def __init__(self, items: list[tuple[str, int, int]], gaps: Sequence[str]) -> None:
+        self.items = items
+        self.gaps = gaps  # gaps[i]: the text between raw token i-1 and raw token i
+
+    def tok(self, k: int) -> str:
+        return self.items[k][0] if k < len(self.items) else ""
+
+    def joins(self, k: int, pattern: re.Pattern[str]) -> bool:
+        """Whether item ``k`` directly follows item ``k - 1`` across an allowed gap."""
+        return k < len(self.items) and bool(pattern.fullmatch(self.gaps[self.items[k][1]]))
+
+    def month_gap(self, k: int) -> re.Pattern[str]:
+        return _ABBREVIATION_GAP if self.tok(k) in _ABBREVIATED else _DATE_GAP
+
+
+def _merge_tens(run: _Run) -> list[tuple[str, int, int]]:
+    out: list[tuple[str, int, int]] = []
+    k = 0
+    while k < len(run.items):
+        norm, first, end = run.items[k]
+        raw_next = run.tok(k + 1)
+        if norm in _TENS and run.joins(k + 1, _TENS_GAP) and raw_next in _UNITS[1:10]:
+            out.append((f"#n{_CARDINAL_WORDS[norm] + _UNITS.index(raw_next)}", first, end + 1))
+            k += 2
+        elif norm in _TENS and run.joins(k + 1, _TENS_GAP) and raw_next in _ORDINAL_UNITS[1:10]:
+            value = _CARDINAL_WORDS[norm] + _ORDINAL_UNITS.index(raw_next)
+            out.append((f"#o{value}", first, end + 1))
+            k += 2
+        else:
+            out.append((_single(norm), first, end))
+            k += 1
+    return out
+
+
+def _date_at(run: _Run, k: int) -> tuple[str, int] | None:
+    """A date starting at item ``k``: (canonical token, number of items it spans)."""
+    tok = run.tok
+    if tok(k) in MONTHS:
+        month = MONTHS[tok(k)]
+        day = _day(tok(k + 1)) if run.joins(k + 1, run.month_gap(k)) else None
+        if day is not None:
+            year = _year(tok(k + 2)) if run.joins(k + 2, _DATE_GAP) else None
+            if year is not None and (iso := _valid(year, month, day)):
+                return f"#d{iso}", 3
+            return (f"#m{month:02d}-{day:02d}", 2) if _valid(2000, month, day) else None
+        year = _year(tok(k + 1)) if run.joins(k + 1, run.month_gap(k)) else None
+        return (f"#y{year:04d}-{month:02d}", 2) if year is not None else None
+    day = _day(tok(k))
+    if day is None:
+        return None
+    at = k + 2 if tok(k + 1) == "of" and run.joins(k + 1, _DATE_GAP) else k + 1
+    if not (tok(at) in MONTHS and run.joins(at, _DATE_GAP)):
+        return None
+    month = MONTHS[tok(at)]
+    year = _year(tok(at + 1)) if run.joins(at + 1, run.month_gap(at)) else None
+    if year is not None and (iso := _valid(year, month, day)):
+        return f"#d{iso}", at + 2 - k
+    return (f"#m{month:02d}-{day:02d}", at + 1 - k) if _valid(2000, month, day) else None
+
+
+def canonicalize(norms: Sequence[str], gaps: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Canonical tokens for lowercased raw tokens ``norms``, as ``(token, first, end)``.
+
+    ``gaps[i]`` is the text between raw token ``i - 1`` and raw token ``i``; ``first:end`` is
+    the range of raw tokens a canonical token stands for.
+
+    >>> [t for t, _, _ in canonicalize(["march", "3rd", "2024"], ["", " ", ", "])]
+    ['#d2024-03-03']
+    """
+    run = _Run([(norm, i, i + 1) for i, norm in enumerate(norms)], gaps)
+    run = _Run(_merge_tens(run), gaps)
+    out: list[tuple[str, int, int]] = []
+    k = 0
+    while k < len(run.items):
+        found = _date_at(run, k)
+        if found is None:
+            out.append(run.items[k])
+            k += 1
+            continue
+        token, width = found
+        out.append((token, run.items[k][1], run.items[k + width - 1][2]))
+        k += width
+    return out
+
+
+def token_matches(needle: str, hay: str) -> bool:
+    """Whether canonical ``hay`` (from a quote) states canonical ``needle`` (from a claim).
+
+    Equal tokens match, and a more specific date states a less specific one: ``#d2024-03-03``
+    states ``#m03-03``, ``#y2024-03``, the year ``#n2024`` and the month word ``march``.
+    """
+    if needle == hay:
+        return True
+    if not hay.startswith(("#d", "#y", "#m")):
+        return False
+    body = hay[2:]
+    year, month, day = _parts(hay[:2], body)
+    if needle in MONTHS:
+        return MONTHS[needle] == month
+    if needle.startswith("#m"):
+        return day is not None and needle[2:] == f"{month:02d}-{day:02d}"
+    if needle.startswith("#y"):
+        return year is not None and needle[2:] == f"{year:04d}-{month:02d}"
+    return year is not None and _year(needle) == year
+
+
+def _parts(kind: str, body: str) -> tuple[int | None, int, int | None]:
+    numbers = [int(part) for part in body.split("-")]
+    if kind == "#d":
+        return numbers[0], numbers[1], numbers[2]
+    if kind == "#y":
+        return numbers[0], numbers[1], None
+    return None, numbers[0], numbers[1]

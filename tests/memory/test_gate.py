@@ -1,0 +1,183 @@
+"""The write gate end to end on real stores: ground, type, pre-pass, contradict, decide."""
+
+from __future__ import annotations
+
+import pytest
+from rdflib import Literal
+
+from kgmem.errors import BatchSizeError, DraftInvalid
+from kgmem.memory.entities import self_entity
+from kgmem.memory.gate import Actor, Outcome, WriteMode
+from kgmem.memory.model import MemoryStatus
+from kgmem.memory.source_inputs import MessageIn
+from kgmem.vocab import KGM, SDO
+from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
+
+
+def test_user_statement_activates_with_exact_evidence(world: World) -> None:
+    msg = world.say("user", "Since March I work at Acme as a tester.")
+    [item] = world.draft(works_at(msg))
+    assert item.outcome is Outcome.ACTIVE
+    memory = world.memory(item.memory)
+    assert memory.status is MemoryStatus.ACTIVE
+    [evidence] = memory.evidence
+    assert evidence.quote == "I work at Acme" and evidence.span == (12, 26)
+    [claim] = memory.claims
+    assert claim.subject == self_entity("alice") and claim.predicate == SDO.worksFor
+    # the fact is materialized on the entities
+    assert list(world.store.quads(ALICE.kg, self_entity("alice"), SDO.worksFor))
+
+
+def test_invented_quote_is_refused_and_nothing_is_stored(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    before = world.store.count()
+    [item] = world.draft(works_at(msg, "Globex"))
+    assert item.outcome is Outcome.REFUSED and item.memory is None
+    assert world.store.count() == before
+
+
+def test_agent_prose_alone_waits_for_review(world: World) -> None:
+    msg = world.say("assistant", "I work at Acme, the user told me once.")
+    [item] = world.draft(works_at(msg))
+    assert item.outcome is Outcome.REFUSED  # agent prose is not proof
+
+
+def test_low_confidence_agent_note_goes_to_the_inbox(world: World) -> None:
+    msg = world.say(
+        "tool",
+        "Search result: Alice works at Acme.",
+        tool_name="web_search",
+        tool_outcome="success",
+    )
+    draft = works_at(msg, quote="Alice works at Acme", confidence=0.5)
+    draft["claims"][0]["subject"] = "Alice"
+    [item] = world.draft(draft)
+    assert item.outcome is Outcome.PENDING
+    assert world.memory(item.memory).status is MemoryStatus.PENDING
+
+
+def test_review_mode_holds_even_confident_agent_writes(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    [item] = world.draft(works_at(msg), mode=WriteMode.REVIEW)
+    assert item.outcome is Outcome.PENDING
+    [person] = world.draft(works_at(msg), mode=WriteMode.REVIEW, actor=Actor.PERSON)
+    assert person.outcome is Outcome.ACTIVE
+
+
+def test_restatement_is_discarded_with_its_evidence_kept(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    second = world.say("user", "As I said, I work at Acme.")
+    [created] = world.draft(works_at(first))
+    [again] = world.draft(works_at(second))
+    assert again.outcome is Outcome.DISCARDED and again.memory == created.memory
+    assert len(world.memory(created.memory).evidence) == 2
+
+
+def test_new_claim_is_merged_into_the_memory_that_knows_the_rest(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    [created] = world.draft(works_at(first))
+    second = world.say("user", "I work at Acme and I like jazz.")
+    draft = works_at(second)
+    draft["claims"].append({"subject": "I", "predicate": "kgm:likes", "value": "jazz"})
+    draft["evidence"].append({"source": second, "quote": "I like jazz"})
+    [merged] = world.draft(draft)
+    assert merged.outcome is Outcome.MERGED and merged.memory == created.memory
+    assert len(world.memory(created.memory).claims) == 2
+
+
+def test_contradicting_a_pinned_fact_is_quarantined(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    [created] = world.draft(works_at(first, predicate=str(EMPLOYER)))
+    old = world.memory(created.memory)
+    pinned = [q for q in world.store.quads(ALICE.kg, created.memory, KGM.pinned)]
+    world.store.commit(
+        __import__("kgmem.store", fromlist=["Changeset"]).Changeset.of(
+            [q._replace(object=Literal(True)) for q in pinned], pinned
+        )
+    )
+    tool = world.say(
+        "tool", "Profile: Alice works at Globex.", tool_name="crm", tool_outcome="success"
+    )
+    draft = works_at(tool, "Globex", quote="Alice works at Globex", predicate=str(EMPLOYER))
+    draft["claims"][0]["subject"] = "Alice"
+    [item] = world.draft(draft)
+    assert item.outcome is Outcome.QUARANTINED
+    assert item.contradicts == (created.memory,)
+    assert world.memory(created.memory).confidence == old.confidence  # untouched
+    assert world.memory(item.memory).graph == ALICE.quarantine
+
+
+def test_newer_authoritative_value_supersedes_with_history(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    [old] = world.draft(works_at(first, predicate=str(EMPLOYER)))
+    later = world.say("user", "I now work at Globex.")
+    draft = works_at(later, "Globex", "I now work at Globex", predicate=str(EMPLOYER))
+    draft["claims"][0]["valid_from"] = "2026-05-01T00:00:00Z"
+    [new] = world.draft(draft)
+    assert new.outcome is Outcome.ACTIVE and new.superseded == (old.memory,)
+    previous = world.memory(old.memory)
+    assert previous.status is MemoryStatus.SUPERSEDED and previous.retired_at == NOW
+    assert world.memory(new.memory).supersedes == (old.memory,)
+    facts = {q.object for q in world.store.quads(ALICE.kg, self_entity("alice"), EMPLOYER)}
+    assert len(facts) == 1  # the old employer is no longer a current fact
+
+
+def test_equal_standing_contradiction_halves_the_older_confidence(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    [old] = world.draft(works_at(first, predicate=str(EMPLOYER)))
+    other = world.say("user", "I work at Globex.")
+    [new] = world.draft(works_at(other, "Globex", predicate=str(EMPLOYER)))
+    assert new.outcome is Outcome.PENDING and new.weakened == (old.memory,)
+    assert world.memory(old.memory).confidence == pytest.approx(0.45)
+
+
+def test_unknown_predicate_waits_with_a_vocabulary_proposal(world: World) -> None:
+    msg = world.say("user", "I climb at Crux every Tuesday.")
+    draft = {
+        "kind": "semantic",
+        "title": "Climbs at Crux",
+        "confidence": 0.9,
+        "claims": [{"subject": "I", "predicate": "kgm:climbsAt", "object": "Crux"}],
+        "evidence": [{"source": msg, "quote": "I climb at Crux"}],
+    }
+    [item] = world.draft(draft)
+    assert item.outcome is Outcome.PENDING
+    assert item.needs_terms == (KGM.climbsAt,)
+
+
+def test_batch_input_errors_refuse_the_whole_batch(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    before = world.store.count()
+    with pytest.raises(BatchSizeError):
+        world.draft()
+    with pytest.raises(BatchSizeError):
+        world.draft(*[works_at(msg)] * 26)
+    with pytest.raises(DraftInvalid) as info:
+        world.draft(works_at(msg), {**works_at(msg), "confidence": 1.5})
+    assert (info.value.item, info.value.field) == (1, "confidence")
+    with pytest.raises(DraftInvalid, match="occurred_at"):
+        world.draft({**works_at(msg), "kind": "episodic"})
+    assert world.store.count() == before
+
+
+def test_batch_outcomes_are_per_item_and_written_together(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    items = world.draft(works_at(msg), works_at(msg, "Globex"), works_at(msg))
+    assert [i.outcome for i in items] == [Outcome.ACTIVE, Outcome.REFUSED, Outcome.DISCARDED]
+    assert items[2].memory == items[0].memory
+
+
+def test_other_users_sources_are_not_evidence(world: World) -> None:
+    msg = world.sources.ingest_message(
+        "bob", MessageIn(chat="b", turn=0, role="user", text="I work at Acme.")
+    )
+    [item] = world.draft(works_at(str(msg.iri)))
+    assert item.outcome is Outcome.REFUSED
+
+
+def test_every_decision_is_in_the_feed(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    [item] = world.draft(works_at(msg))
+    [decision] = world.gate.decisions.feed("alice")
+    assert decision.iri == item.decision and decision.target == item.memory
+    assert decision.action.value == "create" and decision.actor == "agent"
