@@ -16,6 +16,7 @@ from kgmem.memory.grounding import (
 )
 from kgmem.memory.ids import NodeKind, new_node, node_iri, parse_node, stable_node
 from kgmem.memory.lifecycle import Lifecycle, Verdict
+from kgmem.memory.listing import MemoryList, MemorySummary
 from kgmem.memory.model import (
     Authority,
     ClaimDraft,
@@ -74,8 +75,10 @@ __all__ = [
     "ItemResult",
     "Lifecycle",
     "MemoryKind",
+    "MemoryList",
     "MemoryRecord",
     "MemoryStatus",
+    "MemorySummary",
     "MessageIn",
     "NodeKind",
     "NoteIn",

@@ -27,11 +27,15 @@ class ActiveClaims:
         uid: str,
         pairs: Iterable[tuple[URIRef, URIRef]],
         order: tuple[Authority, ...] = DEFAULT_AUTHORITY_ORDER,
+        *,
+        pending: bool = False,
     ) -> list[ExistingClaim]:
+        """Claims of active memories (or, with ``pending``, of the review inbox)."""
+        query = self._queries["memory/pending_claims_about" if pending else "memory/claims_about"]
         found: list[ExistingClaim] = []
         for subject, predicate in dict.fromkeys(pairs):
             rows = self._store.select(
-                self._queries["memory/claims_about"],
+                query,
                 {"graph": UserGraphs(uid).kg, "subject": subject, "predicate": predicate},
             )
             found += _claims(rows, order)

@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from hashlib import sha256
 from typing import Any
 
 from pydantic import ValidationError
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.config import Settings
@@ -31,7 +32,7 @@ from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.entities import EntityResolver
 from kgmem.memory.existing import ActiveClaims
-from kgmem.memory.ids import NodeKind, new_node
+from kgmem.memory.ids import NodeKind, new_node, node_iri
 from kgmem.memory.model import Authority, DraftMemory, MemoryStatus, SourceRecord
 from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
 from kgmem.memory.prepass import (
@@ -43,11 +44,24 @@ from kgmem.memory.prepass import (
     resolve_conflict,
 )
 from kgmem.memory.records import ClaimRecord, MemoryRecord, read_memory, record_quads
+from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import OntologyService, ValidationService, Violation
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.vocab import KGM
 
-__all__ = ["Actor", "BatchResult", "ItemResult", "Outcome", "WriteGate", "WriteMode"]
+__all__ = [
+    "REPORTED",
+    "Actor",
+    "BatchResult",
+    "ItemResult",
+    "Outcome",
+    "WriteGate",
+    "WriteMode",
+]
+
+#: The evidence source id that names a draft's own ``reported_source``.
+REPORTED = "reported"
 
 
 class WriteMode(StrEnum):
@@ -142,11 +156,12 @@ class WriteGate:
         payloads: Sequence[Mapping[str, Any] | DraftMemory],
         *,
         actor: Actor = Actor.AGENT,
-        mode: WriteMode = WriteMode.AUTONOMOUS,
+        mode: WriteMode | None = None,
         account_name: str | None = None,
     ) -> BatchResult:
         """Run a batch of drafts through the gate; see the module docstring."""
         drafts = self.parse(payloads)
+        mode = mode or self.mode(uid)
         results = []
         for index, draft in enumerate(drafts):
             with self._store.transaction() as tx:
@@ -165,6 +180,7 @@ class WriteGate:
         mode: WriteMode,
         account: str,
     ) -> _Work:
+        draft = self._reported(uid, draft)
         sources = self._sources.get(uid, [e.source for e in draft.evidence])
         ctx = PlanContext(
             uid,
@@ -206,6 +222,37 @@ class WriteGate:
                 )
         return work
 
+    def mode(self, uid: str) -> WriteMode:
+        """The user's write mode (autonomous unless they chose review)."""
+        for quad in self._store.quads(UserGraphs(uid).ops, _prefs(uid), KGM.writeMode):
+            return WriteMode(str(quad.object))
+        return WriteMode.AUTONOMOUS
+
+    def set_mode(self, uid: str, mode: WriteMode) -> None:
+        ops, node = UserGraphs(uid).ops, _prefs(uid)
+        with self._store.transaction() as tx:
+            tx.remove(*self._store.quads(ops, node, KGM.writeMode))
+            tx.add(Quad(node, KGM.writeMode, Literal(mode.value), ops))
+
+    def _reported(self, uid: str, draft: DraftMemory) -> DraftMemory:
+        """Keep a source the agent reports inline ("the user said: ...") as a second-hand
+        message with agent authority, and point the draft's ``"reported"`` evidence at it."""
+        reported = draft.reported_source
+        if reported is None:
+            return draft
+        chat = reported.chat or "reported-" + sha256(reported.text.encode()).hexdigest()[:16]
+        stored = self._sources.ingest_message(
+            uid,
+            MessageIn(
+                chat=chat, turn=0, role=reported.role, text=reported.text, agent_reported=True
+            ),
+        )
+        evidence = tuple(
+            e.model_copy(update={"source": str(stored.iri)}) if e.source == REPORTED else e
+            for e in draft.evidence
+        )
+        return draft.model_copy(update={"evidence": evidence})
+
     def _previous(self, uid: str, records: Any) -> dict[URIRef, SourceRecord]:
         out = {}
         for record in records:
@@ -216,6 +263,10 @@ class WriteGate:
 
     def now(self) -> datetime:
         return self._clock.now()
+
+
+def _prefs(uid: str) -> URIRef:
+    return node_iri(uid, NodeKind.PREFERENCES, "write")
 
 
 def _by_id(sources: Mapping[str, SourceRecord]) -> dict[str, SourceRecord]:
@@ -262,6 +313,9 @@ class _Decider:
         superseded = [c.existing.memory for c, r in resolutions if r is Resolution.SUPERSEDE]
         weakened = [c.existing.memory for c, r in resolutions if r is Resolution.WEAKEN]
         status = self._status(authority, bool(weakened))
+        waiting = self._waiting() if status is MemoryStatus.ACTIVE and not superseded else None
+        if waiting is not None:
+            return self._promote(waiting)
         memory = self._record(status, self.plan.claims, superseded, weakened, valid_from)
         for old in dict.fromkeys(superseded):
             self._supersede(old, memory.iri, valid_from)
@@ -384,6 +438,34 @@ class _Decider:
             Outcome.QUARANTINED,
             contradicts=tuple(dict.fromkeys(protected)),
         )
+
+    def _waiting(self) -> URIRef | None:
+        """A review-inbox memory making exactly these claims (second-hand, say)."""
+        if not self.plan.claims:
+            return None
+        pairs = [(c.subject, c.predicate) for c in self.plan.claims]
+        pending = self.gate._active.about(self.uid, pairs, self.gate._order, pending=True)
+        keys = {c.key() for c in self.plan.claims}
+        by_memory: dict[URIRef, set[tuple[object, ...]]] = {}
+        for e in pending:
+            by_memory.setdefault(e.memory, set()).add(e.claim.key())
+        return next((m for m, ks in by_memory.items() if ks == keys), None)
+
+    def _promote(self, waiting: URIRef) -> _Work:
+        """First-hand support for a waiting memory: its evidence joins, and it activates."""
+        old = self._read(waiting)
+        known = {(e.source, e.span) for e in old.evidence}
+        evidence = [e for e in self.plan.evidence if (e.source, e.span) not in known]
+        new = replace(
+            old,
+            status=MemoryStatus.ACTIVE,
+            evidence=old.evidence + tuple(evidence),
+            confidence=max(old.confidence, self._confidence()),
+        )
+        self._replace(old, new)
+        self.add += fact_quads(new.claims, self.graphs.kg)
+        self.reasons.append("independent first-hand support activated a waiting memory")
+        return self._finish(Action.ACTIVATE, waiting, Outcome.ACTIVE)
 
     def _fold(
         self, disposition: Disposition, target: URIRef, new_claims: Sequence[ClaimRecord]

@@ -33,6 +33,7 @@ class NodeKind(StrEnum):
     ENTITY = "entity"
     DECISION = "decision"
     PASS = "pass"
+    PREFERENCES = "prefs"
 
 
 def node_iri(uid: str, kind: NodeKind, local: str) -> URIRef:

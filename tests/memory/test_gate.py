@@ -181,3 +181,76 @@ def test_every_decision_is_in_the_feed(world: World) -> None:
     [decision] = world.gate.decisions.feed("alice")
     assert decision.iri == item.decision and decision.target == item.memory
     assert decision.action.value == "create" and decision.actor == "agent"
+
+
+def allergy(source: str, quote: str = "I am allergic to peanuts") -> dict[str, object]:
+    return {
+        "kind": "semantic",
+        "title": "Allergic to peanuts",
+        "confidence": 0.95,
+        "claims": [{"subject": "I", "predicate": "kgm:allergicTo", "object": "peanuts"}],
+        "evidence": [{"source": source, "quote": quote}],
+    }
+
+
+def test_second_hand_report_waits_until_a_first_hand_source_supports_it(world: World) -> None:
+    reported = allergy("reported")
+    reported["reported_source"] = {"role": "user", "text": "I am allergic to peanuts."}
+    [waiting] = world.draft(reported)
+    assert waiting.outcome is Outcome.PENDING  # agent authority cannot activate it
+    record = world.memory(waiting.memory)
+    [evidence] = record.evidence
+    assert evidence.agent_reported and evidence.authority.value == "agent"
+    first_hand = world.say("user", "By the way, I am allergic to peanuts.")
+    [confirmed] = world.draft(allergy(first_hand))
+    assert confirmed.outcome is Outcome.ACTIVE and confirmed.memory == waiting.memory
+    record = world.memory(waiting.memory)
+    assert record.status is MemoryStatus.ACTIVE
+    assert {e.agent_reported for e in record.evidence} == {True, False}  # both kept
+
+
+def test_write_mode_is_per_user_and_remembered(world: World) -> None:
+    assert world.gate.mode("alice") is WriteMode.AUTONOMOUS
+    world.gate.set_mode("alice", WriteMode.REVIEW)
+    world.gate.set_mode("alice", WriteMode.REVIEW)  # idempotent
+    assert world.gate.mode("alice") is WriteMode.REVIEW
+    assert world.gate.mode("bob") is WriteMode.AUTONOMOUS
+    msg = world.say("user", "I work at Acme.")
+    [item] = world.draft(works_at(msg))
+    assert item.outcome is Outcome.PENDING
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"tags": [f"t{i}" for i in range(21)]}, "tags"),
+        ({"kind": "rumour"}, "kind"),
+        ({"confidence": -0.1}, "confidence"),
+        ({"title": ""}, "title"),
+        ({"excerpt": "two\nlines"}, "excerpt"),
+        (
+            {
+                "claims": [
+                    {
+                        "subject": "I",
+                        "predicate": "schema:worksFor",
+                        "object": "Acme",
+                        "value": "Acme",
+                    }
+                ]
+            },
+            "claims.0",
+        ),
+        ({"claims": [{"subject": "I", "object": "Acme"}]}, "claims.0.predicate"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
+def test_malformed_drafts_name_the_item_and_field(
+    world: World, change: dict[str, object], field: str
+) -> None:
+    msg = world.say("user", "I work at Acme.")
+    before = world.store.count()
+    with pytest.raises(DraftInvalid) as info:
+        world.draft(works_at(msg), {**works_at(msg), **change})
+    assert info.value.item == 1 and info.value.field == field
+    assert world.store.count() == before
