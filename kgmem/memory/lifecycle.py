@@ -185,6 +185,21 @@ class Lifecycle:
             extra_add=extra,
         )
 
+    def used(self, uid: str, memories: Sequence[URIRef]) -> None:
+        """Retrieval used these memories: strength rises, use count and last use update.
+
+        Usage is a signal, not a decision: it is not in the feed and not revertable.
+        """
+        now = self._clock.now()
+        with self._store.transaction() as tx:
+            for memory in dict.fromkeys(memories):
+                old = self.get(uid, memory)
+                graph = old.graph or UserGraphs(uid).kg
+                new = self._strength.used(old, now)
+                net = net_change(self._store, record_quads(new, graph), record_quads(old, graph))
+                tx.add(*net.add)
+                tx.remove(*net.remove)
+
     def expire_due(self, uid: str, actor: str = "scheduler") -> list[URIRef]:
         """Episodes whose time-to-live has passed become expired."""
         now = self._clock.now()

@@ -249,3 +249,14 @@ def test_invariants_under_any_action_sequence(actions: list[str]) -> None:
 
 
 _ = Literal
+
+
+def test_use_strengthens_without_a_decision(world: World) -> None:
+    memory = active_memory(world)
+    decisions = len(world.gate.decisions.feed("alice"))
+    world.clock.advance(timedelta(days=30))
+    world.lifecycle.used("alice", [memory, memory])
+    record = world.memory(memory)
+    assert record.use_count == 1 and record.last_used_at == NOW + timedelta(days=30)
+    assert record.strength == pytest.approx(0.6)  # decayed to 0.5, then +0.1 for the use
+    assert len(world.gate.decisions.feed("alice")) == decisions
