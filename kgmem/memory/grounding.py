@@ -23,6 +23,7 @@ Refusals are results (:class:`Refusal`), never exceptions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
@@ -227,7 +228,42 @@ def _check(
 ) -> tuple[_Problem, ...]:
     check = explicit_mismatches if ev.support is SupportKind.EXPLICIT else related_mismatches
     found = check(claim, doc, span, ctx, _voice(rec), rec.speaker)
-    return tuple((RefusalCode(m.value), where, why) for m, where, why in found)
+    problems = tuple((RefusalCode(m.value), where, why) for m, where, why in found)
+    if ev.support is SupportKind.EXPLICIT and not problems:
+        problems = _opposite_predicate(claim, rec.text[span[0] : span[1]])
+    return problems
+
+
+# Preference predicates whose opposite a quote can state outright ("I hate jazz" is no
+# evidence that the speaker likes jazz). Keyed by the predicate's local name.
+_OPPOSITE_CUES: dict[str, tuple[str, ...]] = {
+    "likes": (
+        "hate",
+        "hates",
+        "hated",
+        "dislike",
+        "dislikes",
+        "detest",
+        "detests",
+        "loathe",
+        "loathes",
+        "can't stand",
+        "cannot stand",
+        "can not stand",
+    ),
+    "dislikes": ("love", "loves", "like", "likes", "enjoy", "enjoys", "adore", "adores"),
+}
+
+
+def _opposite_predicate(claim: ClaimDraft, quote: str) -> tuple[_Problem, ...]:
+    local = re.split(r"[#/:]", claim.predicate)[-1]
+    cues = _OPPOSITE_CUES.get(local, ())
+    words = quote.casefold().replace("\u2019", "'")
+    for cue in cues:
+        if re.search(rf"(?<![\w']){re.escape(cue)}(?![\w'])", words):
+            why = f"the quote says {cue!r}, the opposite of {local}"
+            return ((RefusalCode.NEGATION_MISMATCH, "quote", why),)
+    return ()
 
 
 # -- one evidence item ------------------------------------------------------------------------

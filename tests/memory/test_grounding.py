@@ -722,3 +722,46 @@ def test_agent_and_recall_sources_never_auto_activate(
     )
     if only_agent_or_recall:
         assert not result.grounded
+
+
+def test_preference_quote_stating_the_opposite_is_refused() -> None:
+    from datetime import UTC, datetime
+
+    from rdflib import URIRef
+
+    from kgmem.memory.grounding import GroundingContext, RefusalCode, ground_claim
+    from kgmem.memory.model import (
+        Authority,
+        ClaimDraft,
+        EvidenceDraft,
+        Role,
+        SourceRecord,
+        SourceType,
+    )
+
+    rec = SourceRecord(
+        URIRef("urn:m:1"),
+        SourceType.USER_MESSAGE,
+        "Honestly I hate jazz, but I love opera.",
+        Authority.USER,
+        datetime(2026, 1, 1, tzinfo=UTC),
+        chat="c",
+        turn=0,
+        role=Role.USER,
+    )
+    ctx = GroundingContext(user="Alice")
+    likes_jazz = ClaimDraft(subject="I", predicate="kgm:likes", object="jazz")
+    result = ground_claim(
+        likes_jazz, [EvidenceDraft(source="urn:m:1", quote="I hate jazz")], {"urn:m:1": rec}, ctx
+    )
+    assert not result.grounded
+    assert result.reasons[0].code is RefusalCode.NEGATION_MISMATCH
+    likes_opera = ClaimDraft(subject="I", predicate="kgm:likes", object="opera")
+    ok = ground_claim(
+        likes_opera, [EvidenceDraft(source="urn:m:1", quote="I love opera")], {"urn:m:1": rec}, ctx
+    )
+    assert ok.grounded
+    dislikes = ClaimDraft(subject="I", predicate="kgm:dislikes", object="jazz")
+    assert ground_claim(
+        dislikes, [EvidenceDraft(source="urn:m:1", quote="I hate jazz")], {"urn:m:1": rec}, ctx
+    ).grounded
