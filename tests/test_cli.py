@@ -8,8 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,6 +19,7 @@ from kgmem.ontology import bundled_files, ensure_bundled
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
 from kgmem.vocab import KGM
 from tests.conftest import REPO, free_port
+from tests.helpers import holding
 
 
 def kgmem(home: Path, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
@@ -50,28 +49,6 @@ def seed(home: Path) -> None:
         )
     )
     store.close()
-
-
-@contextmanager
-def holding(path: Path) -> Iterator[None]:
-    """Another process holding the store, as a running server would."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, pyoxigraph; s = pyoxigraph.Store(sys.argv[1]); print('held', flush=True);"
-            " sys.stdin.read()",
-            str(path),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-    try:
-        yield
-    finally:
-        holder.communicate("")
 
 
 def test_version_and_help(home: Path) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +32,7 @@ from kgmem.store import (
 )
 from kgmem.store.queries import parse_query
 from kgmem.vocab import KGM
+from tests.helpers import holding
 
 ALICE = UserGraphs("alice")
 BOB = UserGraphs("bob")
@@ -269,24 +268,8 @@ def test_disk_store_persists_across_reopen(tmp_path: Path) -> None:
 def test_disk_store_locked_by_another_process(tmp_path: Path) -> None:
     path = tmp_path / "store"
     OxigraphStore(path).close()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, pyoxigraph; s = pyoxigraph.Store(sys.argv[1]); print('held', flush=True);"
-            " sys.stdin.read()",
-            str(path),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(StoreLocked, match=str(path)):
-            OxigraphStore(path)
-    finally:
-        holder.communicate("")
+    with holding(path), pytest.raises(StoreLocked, match=str(path)):
+        OxigraphStore(path)
 
 
 def test_corrupt_store_directory_is_reported(tmp_path: Path) -> None:
