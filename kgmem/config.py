@@ -18,7 +18,14 @@ import platformdirs
 
 from kgmem.errors import ConfigFileError, InvalidSetting, UnknownSetting
 
-__all__ = ["CONFIG_FILE_NAME", "ENV_PREFIX", "Settings", "apply_offline_env", "load_settings"]
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "ENV_PREFIX",
+    "Settings",
+    "apply_offline_env",
+    "load_settings",
+    "model_api_key",
+]
 
 ENV_PREFIX = "KGMEM_"
 CONFIG_FILE_NAME = "kgmem.toml"
@@ -104,6 +111,26 @@ class Settings:
     sparql_result_limit: int = _setting(
         10000, "Most rows (or triples) one user SPARQL query may return.", minimum=1
     )
+    default_user: str = _setting(
+        "me", "User id the command line acts for when a command is given no --user."
+    )
+    model_primary: str = _setting(
+        "",
+        "Model for every model stage, as provider/name (e.g. openai/gpt-4o-mini); empty: no "
+        "model, so only deterministic stages run and raw transcripts wait.",
+    )
+    model_memory: str = _setting(
+        "", "Model for the memory stages (extract, classify, resolve, assemble); empty: primary."
+    )
+    model_api_base: str = _setting(
+        "", "Base URL of the model API, e.g. a local OpenAI-compatible server; empty: provider's."
+    )
+    model_api_key_env: str = _setting(
+        "", "Name of the environment variable holding the model API key (never the key itself)."
+    )
+    model_timeout_seconds: float = _setting(
+        60.0, "Seconds one model call may take before it fails.", minimum=1
+    )
 
     @property
     def store_dir(self) -> Path:
@@ -159,6 +186,18 @@ def apply_offline_env() -> None:
     """Keep litellm and Hugging Face from reaching the network; call before importing them."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def model_api_key(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """The model API key from the variable ``model_api_key_env`` names; None when unset.
+
+    Read here because this is the only module that reads the environment; ``env`` defaults
+    to the process environment, tests pass their own.
+    """
+    if not settings.model_api_key_env:
+        return None
+    value = (os.environ if env is None else env).get(settings.model_api_key_env, "")
+    return value or None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

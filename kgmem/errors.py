@@ -34,6 +34,14 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── DeltaCycle               (term, path)          a delta edge closing a subclass cycle
     │   └── DeltaConflict            (term, reason)        an operation the delta cannot take
     ├── ShapeError                   (shape, reason)       a shapes graph the validator refuses
+    ├── ModelError
+    │   ├── ModelCallError           (stage, reason)       the model could not be reached or failed
+    │   └── ModelOutputError         (stage, reason)       the model answered outside its signature
+    ├── PipelineError
+    │   ├── PassNotFound             (uid, pass_id)        no such consolidation pass for this user
+    │   ├── PassNotDue               (pass_id, next_attempt_at) a parked pass resumed before backoff
+    │   ├── StageFailed              (stage, reason)       a stage's own, expected failure
+    │   └── StageOrderError          (reason)              the runner was given a wrong stage list
     ├── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
     └── CatalogueError
         ├── ManifestError            (path, reason)        catalogue.toml is unreadable or invalid
@@ -50,6 +58,7 @@ Third-party exceptions are wrapped only inside adapters (``raise ... from exc``)
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,10 +82,16 @@ __all__ = [
     "LifecycleError",
     "ManifestError",
     "MemoryOperationError",
+    "ModelCallError",
+    "ModelError",
+    "ModelOutputError",
     "OntologyError",
     "OntologyFileMissing",
     "OntologyIdError",
     "OntologyParseError",
+    "PassNotDue",
+    "PassNotFound",
+    "PipelineError",
     "ProtectedOntology",
     "QueryError",
     "QueryKindMismatch",
@@ -86,6 +101,8 @@ __all__ = [
     "ResultLimitExceeded",
     "ShapeError",
     "SourceConflict",
+    "StageFailed",
+    "StageOrderError",
     "StoreClosed",
     "StoreCorrupt",
     "StoreError",
@@ -378,3 +395,61 @@ class BatchSizeError(MemoryOperationError):
         self.size = size
         self.maximum = maximum
         super().__init__(f"a batch holds 1 to {maximum} drafts, got {size}")
+
+
+class ModelError(KgmemError):
+    """A model stage of consolidation could not produce a usable answer."""
+
+
+class ModelCallError(ModelError):
+    """The call itself failed (unreachable, timed out, refused): the stage may be retried."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        self.stage = stage
+        self.reason = reason
+        super().__init__(f"stage {stage}: the model call failed: {reason}")
+
+
+class ModelOutputError(ModelError):
+    """The model answered, but not in the shape its signature asks for (broken JSON, a wrong
+    type, a missing field): nothing of the answer is used."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        self.stage = stage
+        self.reason = reason
+        super().__init__(f"stage {stage}: malformed model output: {reason}")
+
+
+class PipelineError(KgmemError):
+    """A consolidation pass could not be found, resumed or run as asked."""
+
+
+class PassNotFound(PipelineError):
+    def __init__(self, uid: str, pass_id: str) -> None:
+        self.uid = uid
+        self.pass_id = pass_id
+        super().__init__(f"no consolidation pass {pass_id!r} for user {uid!r}")
+
+
+class PassNotDue(PipelineError):
+    def __init__(self, pass_id: str, next_attempt_at: datetime) -> None:
+        self.pass_id = pass_id
+        self.next_attempt_at = next_attempt_at
+        super().__init__(
+            f"pass {pass_id!r} is parked until {next_attempt_at.isoformat()}; resume it then"
+        )
+
+
+class StageFailed(PipelineError):
+    """Raised by stage code for a failure it understands; the runner parks the pass with it."""
+
+    def __init__(self, stage: str, reason: str) -> None:
+        self.stage = stage
+        self.reason = reason
+        super().__init__(f"stage {stage}: {reason}")
+
+
+class StageOrderError(PipelineError):
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"consolidation stages: {reason}")

@@ -40,23 +40,29 @@ class Services:
 
 
 def build_services(
-    settings: Settings, *, clock: Clock | None = None, in_memory: bool = False
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    in_memory: bool = False,
+    store: TripleStore | None = None,
 ) -> Services:
     """Parse every query and shape file, then open the store: nothing is written to disk
-    unless all the inputs are sound."""
+    unless all the inputs are sound.
+
+    ``store``, when given, is an already-open store the caller owns (the CLI opens one with
+    :func:`kgmem.cli.common.local_store`); it is not closed if start-up fails.
+    """
     queries = QueryRegistry.load()
     files = bundled_files(settings.shapes_dir)
     check_bundled(files)
-    store: TripleStore
-    if in_memory:
-        store = OxigraphStore()
-    else:
-        settings.store_dir.parent.mkdir(parents=True, exist_ok=True)
-        store = OxigraphStore(settings.store_dir)
+    owned = store is None
+    if store is None:
+        store = _open_store(settings, in_memory)
     try:
         report = ensure_bundled(store, queries, files)
     except Exception:
-        store.close()
+        if owned:
+            store.close()
         raise
     clock = clock or SystemClock()
     ontology = OntologyService(store, queries)
@@ -77,3 +83,10 @@ def build_services(
         lifecycle,
         clock.now(),
     )
+
+
+def _open_store(settings: Settings, in_memory: bool) -> TripleStore:
+    if in_memory:
+        return OxigraphStore()
+    settings.store_dir.parent.mkdir(parents=True, exist_ok=True)
+    return OxigraphStore(settings.store_dir)

@@ -11,6 +11,7 @@ from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/
 from kgmem.cli.common import fail
 from kgmem.cli.core import serve, sparql, status
 from kgmem.cli.ingest import ingest
+from kgmem.cli.memories import memories, review
 from kgmem.cli.ontology import ontology
 from kgmem.errors import KgmemError
 
@@ -29,6 +30,8 @@ def cli() -> None:
 for command in (serve, status, sparql, ontology):
     cli.add_command(command)
 cli.add_command(ingest)
+cli.add_command(memories)
+cli.add_command(review)
 
 
 def main(argv: list[str] | None = None) -> None:

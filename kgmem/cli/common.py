@@ -10,11 +10,12 @@ from typing import Any, NoReturn
 
 import click
 
+from kgmem.api.services import Services, build_services
 from kgmem.config import Settings
 from kgmem.errors import StoreLocked
 from kgmem.store import OxigraphStore
 
-__all__ = ["fail", "local_store", "running_server"]
+__all__ = ["fail", "local_services", "local_store", "running_server"]
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -57,3 +58,14 @@ def local_store(
         yield store
     finally:
         store.close()
+
+
+@contextmanager
+def local_services(settings: Settings, purpose: str, *, create: bool = False) -> Iterator[Services]:
+    """The services the server builds (gate, lifecycle, sources...) over the local store.
+
+    Opens the store as :func:`local_store` does (same one-line errors), then wires it with
+    :func:`kgmem.api.services.build_services`, so the CLI and the server decide alike.
+    """
+    with local_store(settings, purpose, create=create) as store:
+        yield build_services(settings, store=store)

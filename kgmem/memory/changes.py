@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
-from kgmem.memory.existing import ActiveClaims
+from kgmem.memory.existing import ActiveClaims, claim_value
 from kgmem.memory.records import ClaimRecord
 from kgmem.store import Changeset, Quad, TripleStore
 
@@ -27,12 +27,6 @@ def net_change(store: TripleStore, add: Iterable[Quad], remove: Iterable[Quad]) 
 
 def _present(store: TripleStore, quad: Quad) -> bool:
     return any(True for _ in store.quads(quad.graph, quad.subject, quad.predicate, quad.object))
-
-
-def claim_value(claim: ClaimRecord) -> URIRef | Literal:
-    value = claim.object if claim.object is not None else claim.value
-    assert value is not None, claim
-    return value
 
 
 def fact_quads(claims: Sequence[ClaimRecord], graph: URIRef) -> list[Quad]:

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from rdflib import Literal, URIRef
 
-from kgmem.memory.model import Authority
+from kgmem.memory.model import Authority, MemoryStatus
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, ExistingClaim, rank
-from kgmem.memory.records import ClaimRecord
+from kgmem.memory.records import ClaimRecord, claim_key
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
 
-__all__ = ["ActiveClaims"]
+__all__ = ["ActiveClaims", "claim_value"]
+
+
+def claim_value(claim: ClaimRecord) -> URIRef | Literal:
+    """The object (an entity) or value (a literal) of a claim."""
+    value = claim.object if claim.object is not None else claim.value
+    assert value is not None, claim
+    return value
 
 
 class ActiveClaims:
@@ -25,21 +32,37 @@ class ActiveClaims:
     def about(
         self,
         uid: str,
-        pairs: Iterable[tuple[URIRef, URIRef]],
+        claims: Sequence[ClaimRecord],
+        functional: Callable[[URIRef], bool],
         order: tuple[Authority, ...] = DEFAULT_AUTHORITY_ORDER,
         *,
         pending: bool = False,
     ) -> list[ExistingClaim]:
-        """Claims of active memories (or, with ``pending``, of the review inbox)."""
-        query = self._queries["memory/pending_claims_about" if pending else "memory/claims_about"]
-        found: list[ExistingClaim] = []
-        for subject, predicate in dict.fromkeys(pairs):
-            rows = self._store.select(
-                query,
-                {"graph": UserGraphs(uid).kg, "subject": subject, "predicate": predicate},
-            )
-            found += _claims(rows, order)
-        return found
+        """Stored claims that can bear on ``claims``: of active memories (or, with
+        ``pending``, of the review inbox). For a single-valued predicate every value of the
+        subject matters (a different one contradicts); otherwise only the same value does
+        (a repeat, or its negation), which keeps the lookup independent of how many values
+        the subject has."""
+        status = MemoryStatus.PENDING.iri if pending else MemoryStatus.ACTIVE.iri
+        graph = UserGraphs(uid).kg
+        rows: list[Row] = []
+        for claim in claims:
+            bindings: dict[str, URIRef | Literal] = {
+                "graph": graph,
+                "status": status,
+                "subject": claim.subject,
+                "predicate": claim.predicate,
+            }
+            if functional(claim.predicate):
+                rows += self._store.select(self._queries["memory/claims_about"], bindings)
+            else:
+                bindings = {
+                    "graph": graph,
+                    "status": status,
+                    "key": Literal(claim_key(claim.subject, claim.predicate, claim_value(claim))),
+                }
+                rows += self._store.select(self._queries["memory/claims_with_value"], bindings)
+        return _claims(rows, order)
 
     def asserted_by(
         self, uid: str, subject: URIRef, predicate: URIRef, obj: URIRef | Literal
@@ -47,12 +70,7 @@ class ActiveClaims:
         """Active memories asserting the fact ``subject predicate obj``."""
         rows = self._store.select(
             self._queries["memory/asserting_memories"],
-            {
-                "graph": UserGraphs(uid).kg,
-                "subject": subject,
-                "predicate": predicate,
-                "object": obj,
-            },
+            {"graph": UserGraphs(uid).kg, "key": Literal(claim_key(subject, predicate, obj))},
         )
         return {m for r in rows if isinstance(m := r["memory"], URIRef)}
 

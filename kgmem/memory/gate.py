@@ -201,9 +201,8 @@ class WriteGate:
                     index, Outcome.REFUSED, reasons=tuple(plan.refusals) or ("no evidence",)
                 ),
             )
-        existing = self._active.about(
-            uid, [(c.subject, c.predicate) for c in plan.claims], self._order
-        )
+        functional = self._ontology.effective(uid).is_functional
+        existing = self._active.about(uid, plan.claims, functional, self._order)
         work = _Decider(self, uid, index, draft, plan, actor, mode, existing).run()
         if work.result.outcome is not Outcome.REFUSED:
             report = self._validation.validate(
@@ -443,8 +442,10 @@ class _Decider:
         """A review-inbox memory making exactly these claims (second-hand, say)."""
         if not self.plan.claims:
             return None
-        pairs = [(c.subject, c.predicate) for c in self.plan.claims]
-        pending = self.gate._active.about(self.uid, pairs, self.gate._order, pending=True)
+        functional = self.gate._ontology.effective(self.uid).is_functional
+        pending = self.gate._active.about(
+            self.uid, self.plan.claims, functional, self.gate._order, pending=True
+        )
         keys = {c.key() for c in self.plan.claims}
         by_memory: dict[URIRef, set[tuple[object, ...]]] = {}
         for e in pending:

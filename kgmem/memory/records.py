@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from hashlib import sha256
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
@@ -24,6 +25,7 @@ __all__ = [
     "ClaimRecord",
     "EvidenceRecord",
     "MemoryRecord",
+    "claim_key",
     "memory_quads",
     "read_memory",
     "record_quads",
@@ -174,9 +176,19 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
     return q
 
 
+def claim_key(subject: URIRef, predicate: URIRef, value: URIRef | Literal) -> str:
+    """The lookup key of a claim: its subject, predicate and object or value (negation
+    aside, so a claim and its negation share it)."""
+    text = "\x1f".join((subject.n3(), predicate.n3(), value.n3()))
+    return sha256(text.encode()).hexdigest()[:32]
+
+
 def _claim_quads(claim: ClaimRecord, graph: URIRef) -> list[Quad]:
     c = claim.iri
+    value = claim.object if claim.object is not None else claim.value
+    assert value is not None, claim
     out = [
+        Quad(c, KGM.claimKey, Literal(claim_key(claim.subject, claim.predicate, value)), graph),
         Quad(c, RDF.type, KGM.Claim, graph),
         Quad(c, KGM.subject, claim.subject, graph),
         Quad(c, KGM.predicate, claim.predicate, graph),

@@ -12,15 +12,15 @@ ontology refuses. Every finding is a :class:`Violation` in one typed report.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
 
-from rdflib import BNode, Graph, URIRef
+from rdflib import Graph, URIRef
 from rdflib.term import Node
 
 from kgmem.errors import OntologyError
 from kgmem.ontology.axioms import check_axioms
 from kgmem.ontology.delta import DeltaPatch
 from kgmem.ontology.effective import EffectiveOntology
+from kgmem.ontology.neighbourhood import constrained_predicates, neighbourhood
 from kgmem.ontology.report import PatchReport, Violation, ViolationKind
 from kgmem.ontology.service import OntologyService
 from kgmem.ontology.shacl import ShapesProgram, compile_shapes
@@ -38,6 +38,7 @@ class ValidationService:
     ) -> None:
         self._store, self._queries, self._ontology = store, queries, ontology
         self._program: ShapesProgram | None = None
+        self._constrained: frozenset[URIRef] | None = None
         self._lock = threading.Lock()
 
     def program(self) -> ShapesProgram:
@@ -48,6 +49,7 @@ class ValidationService:
                 for row in self._store.select(self._queries["ontology/shapes_graphs"]):
                     shapes.add((row["s"], row["p"], row["o"]))
                 self._program = compile_shapes(shapes)
+                self._constrained = constrained_predicates(shapes)
             return self._program
 
     def invalidate(self) -> None:
@@ -77,39 +79,14 @@ class ValidationService:
                     effective.delta_graph,
                 )
                 effective = effective.extend(plan.terms)
-        data, focus = self._data(uid, instance)
+        self.program()  # compiles the shapes and the predicates they constrain, once
+        data, focus = neighbourhood(
+            self._store, UserGraphs(uid), instance, self._constrained, effective.is_functional
+        )
         effective = effective.extend(_terms(data))
         violations += self._shacl(data, effective, focus)
         violations += check_axioms(data, focus, effective)
         return PatchReport(tuple(violations), tuple(focus), len(data))
-
-    def _data(self, uid: str, instance: Changeset) -> tuple[Graph, list[Node]]:
-        graphs = UserGraphs(uid)
-        removed = {(q.subject, q.predicate, q.object) for q in instance.remove}
-        data = Graph()
-        focus: list[Node] = list(dict.fromkeys(q.subject for q in instance.add))
-        for quad in instance.add:
-            data.add((quad.subject, quad.predicate, quad.object))
-        touched = set(focus) | {q.object for q in instance.add if isinstance(q.object, URIRef)}
-        for node in touched:
-            for triple in self._existing(graphs, node):
-                if triple not in removed:
-                    data.add(triple)
-        focus_set = set(focus)
-        hop = {o for s, _, o in data if s in focus_set and isinstance(o, URIRef)} - touched
-        for node in hop:
-            for triple in self._existing(graphs, node):
-                data.add(triple)
-        return data, focus
-
-    def _existing(
-        self, graphs: UserGraphs, node: URIRef | BNode | Node
-    ) -> Iterable[tuple[Node, Node, Node]]:
-        if not isinstance(node, URIRef):
-            return
-        for graph in (graphs.kg, graphs.sources):
-            for quad in self._store.quads(graph, subject=node):
-                yield quad.subject, quad.predicate, quad.object
 
     def _shacl(
         self, data: Graph, effective: EffectiveOntology, focus: list[Node]

@@ -36,7 +36,7 @@ from kgmem.store.base import (
     Term,
     Transaction,
 )
-from kgmem.store.queries import Query, QueryKind, refused_keyword, term_to_sparql
+from kgmem.store.queries import Query, QueryKind, refused_keyword, substitute, term_to_sparql
 from kgmem.vocab import PREFIXES
 
 __all__ = ["OxigraphStore", "from_ox", "quad_from_ox", "to_ox"]
@@ -162,19 +162,24 @@ class OxigraphStore:
     def _run(self, query: Query, bindings: Bindings | None, dataset: Dataset | None) -> object:
         bindings = bindings or {}
         query.check_bindings(bindings)
+        text, native = query.text, dict(bindings)
+        if bindings and not any(isinstance(v, BNode) for v in bindings.values()):
+            # Written in as constants the bound terms drive index lookups; Oxigraph's own
+            # substitution would evaluate the whole pattern and filter afterwards.
+            text, native = substitute(query, bindings), {}
         substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]
-        substitutions = {ox.Variable(k): to_ox(v) for k, v in bindings.items()}
+        substitutions = {ox.Variable(k): to_ox(v) for k, v in native.items()}
         union, default, named = _dataset(dataset)
         try:
             return self._ox.query(
-                query.text,
+                text,
                 substitutions=substitutions,
                 use_default_graph_as_union=union,
                 default_graph=default,
                 named_graphs=named,
             )
-        except (OSError, RuntimeError) as exc:
-            unprojected = [v for v in bindings if f"variable ?{v} in its SELECT" in str(exc)]
+        except (OSError, RuntimeError, SyntaxError) as exc:
+            unprojected = [v for v in native if f"variable ?{v} in its SELECT" in str(exc)]
             if unprojected:
                 raise BindingError(
                     query.name, unprojected[0], "bound variables must be projected by the SELECT"
@@ -267,8 +272,6 @@ class OxigraphStore:
     # -- writes ------------------------------------------------------------------------
 
     def update(self, query: Query, bindings: Bindings | None = None) -> None:
-        from kgmem.store.queries import substitute
-
         query.expect(QueryKind.UPDATE)
         text = substitute(query, bindings or {})
         with self._lock:

@@ -47,7 +47,8 @@ _TOKENS = re.compile(
     r'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')'
     r'|(?P<iri><[^<>"{}|^`\\\s]*>)'
     r"|(?P<var>[?$][A-Za-z0-9_\u00B7\u00C0-\uFFFF]+)"
-    r"|(?P<word>[A-Za-z_][\w\-.]*:[\w\-.]*|:[\w\-.]*|[A-Za-z]+)",
+    r"|(?P<word>[A-Za-z_][\w\-.]*:[\w\-.]*|:[\w\-.]*|[A-Za-z]+)"
+    r"|(?P<brace>[{}])",
     re.DOTALL,
 )
 _SYNTAX_POSITION = re.compile(r"error at (\d+):(\d+): (.*)", re.DOTALL)
@@ -204,7 +205,14 @@ def term_to_sparql(term: URIRef | BNode | Literal, *, allow_blank: bool = False)
 
 
 def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -> str:
-    """Replace each bound variable token of ``query`` with its term; nothing else changes."""
+    """The query text with each bound variable written in as its term.
+
+    Oxigraph's own substitution filters solutions after evaluating the pattern, so a bound
+    subject still scans the graph; written in as a constant it is an index lookup. In a
+    SELECT projection a bound variable becomes ``(<term> AS ?var)`` so the column stays;
+    after the WHERE group (ORDER BY, GROUP BY) variables are left alone. Nothing else in
+    the text changes: strings, IRIs and comments are never touched.
+    """
     query.check_bindings(bindings)
     rendered: dict[str, str] = {}
     for variable, term in bindings.items():
@@ -212,11 +220,29 @@ def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -
             rendered[variable] = term_to_sparql(term)
         except ValueError as exc:
             raise BindingError(query.name, variable, str(exc)) from exc
-
-    def replace(match: re.Match[str]) -> str:
-        var = match.group("var")
-        if var and var[1:] in rendered:
-            return rendered[var[1:]]
-        return match.group(0)
-
-    return _TOKENS.sub(replace, query.text)
+    out: list[str] = []
+    last, region, depth = 0, "prologue", 0
+    where_seen = query.kind is not QueryKind.CONSTRUCT  # a CONSTRUCT template comes first
+    for match in _TOKENS.finditer(query.text):
+        word, var, brace = match.group("word"), match.group("var"), match.group("brace")
+        if word and depth == 0 and word.upper() == "WHERE":
+            where_seen = True
+        if word and region == "prologue" and word.upper() in _QUERY_KEYWORDS:
+            region = "projection" if word.upper() == "SELECT" else "body"
+        elif word and region == "projection" and word.upper() in ("WHERE", "FROM"):
+            region = "body"
+        elif brace:
+            region = "body" if region in ("projection", "prologue") else region
+            depth += 1 if brace == "{" else -1
+            closes_where = depth == 0 and brace == "}" and where_seen
+            if closes_where and query.kind is not QueryKind.UPDATE:
+                region = "modifiers"
+        if not var or var[1:] not in rendered or region == "modifiers":
+            continue
+        value = rendered[var[1:]]
+        if region == "projection":
+            value = f"({value} AS {var})"
+        out += [query.text[last : match.start()], value]
+        last = match.end()
+    out.append(query.text[last:])
+    return "".join(out)

@@ -116,10 +116,18 @@ def test_select_binding_of_unknown_variable_is_refused(store: OxigraphStore) -> 
         store.select(query, {"nope": M1})
 
 
-def test_select_binding_of_unprojected_variable_names_it(store: OxigraphStore) -> None:
-    query = q("t/unprojected", "SELECT ?s WHERE { ?s ?p ?o }")
-    with pytest.raises(BindingError, match=r"\?o"):
-        store.select(query, {"o": Literal("x")})
+def test_select_binds_unprojected_variables_as_constants(store: OxigraphStore) -> None:
+    store.commit(
+        Changeset.of(
+            [
+                Quad(M1, KGM.title, Literal("a"), ALICE.kg),
+                Quad(M1, KGM.title, Literal("b"), ALICE.kg),
+            ]
+        )
+    )
+    query = q("t/unprojected", "SELECT ?s WHERE { GRAPH ?g { ?s kgm:title ?o } }")
+    assert store.select(query, {"o": Literal("a"), "g": ALICE.kg}) == [{"s": M1}]
+    assert store.select(query, {"o": Literal("zzz"), "g": ALICE.kg}) == []
 
 
 def test_ask_and_construct(store: OxigraphStore) -> None:

@@ -1,0 +1,317 @@
+"""The write gate at scale: time ``WriteGate.draft`` of a 25-draft batch over N active memories.
+
+    .venv/bin/python benchmarks/batch_draft.py [--memories 10000,100000] [--batches 20]
+                                                [--profile FILE]
+
+For each N, an on-disk store (as the server runs it, built by ``build_services``) is filled
+with N active memories by bulk-loading their quads: each memory has one claim on resolved
+entities (``record_quads`` + ``fact_quads``, exactly what the gate writes), one user-message
+source it quotes, and the entities it relates (~N/10 people, N/50 organisations, 50 places).
+One in ten memories is about the user themself, so the (self, predicate) claim lists grow
+with N. No decisions are generated (the gate never reads them).
+
+Each timed batch is 25 realistic drafts quoting 25 user messages ingested just before (not
+timed): 15 new facts (creates; half about "I"), 5 restatements of stored memories (discards)
+and 5 restatements with a new claim (merges). Prints a table of p50/p95 per size, the ratio
+of the largest to the smallest, the outcome mix, and last ``batch_draft_p50_ms=<p50 at the
+largest size>``. ``--profile FILE`` writes cProfile stats of the timed batches at the largest
+size (read them with ``python -m pstats FILE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rdflib import Literal, URIRef
+
+from kgmem.api.services import Services, build_services
+from kgmem.config import load_settings
+from kgmem.memory.changes import fact_quads
+from kgmem.memory.entities import name_key, self_entity, self_quads
+from kgmem.memory.ids import NodeKind, node_iri
+from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
+from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, record_quads
+from kgmem.memory.source_inputs import MessageIn
+from kgmem.memory.source_rdf import message_facts, to_quads
+from kgmem.memory.sources import source_iri
+from kgmem.store import Quad, RdfFormat, UserGraphs
+from kgmem.store.queries import term_to_sparql
+from kgmem.vocab import KGM, RDF, SDO
+
+USER, ACCOUNT = "alice", "Alice"
+GRAPHS = UserGraphs(USER)
+BATCH = 25
+START = datetime(2024, 1, 1, tzinfo=UTC)
+FIRST = ("Dana", "Ravi", "Mona", "Yuki", "Omar", "Lena", "Ivan", "Sara", "Tomas", "Nia")
+LAST = ("Kowalski", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Silva", "Novak", "Haddad")
+
+
+@dataclass(frozen=True)
+class Relation:
+    predicate: URIRef
+    curie: str
+    verb: str
+    range: str  # "person", "org" or "place"
+
+
+RELATIONS = (
+    Relation(SDO.knows, "schema:knows", "know", "person"),
+    Relation(SDO.colleague, "schema:colleague", "work with", "person"),
+    Relation(SDO.worksFor, "schema:worksFor", "work for", "org"),
+    Relation(SDO.memberOf, "schema:memberOf", "am a member of", "org"),
+    Relation(SDO.alumniOf, "schema:alumniOf", "studied at", "org"),
+    Relation(SDO.homeLocation, "schema:homeLocation", "live in", "place"),
+)
+TYPES = {"person": SDO.Person, "org": SDO.Organization, "place": SDO.Place}
+CURIES = {"person": "schema:Person", "org": "schema:Organization", "place": "schema:Place"}
+
+
+class World:
+    """Names and ids of the generated entities, and the fact each memory states."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.counts = {"person": max(n // 10, 100), "org": max(n // 50, 20), "place": 50}
+
+    def name(self, kind: str, k: int) -> str:
+        if kind == "person":
+            return f"{FIRST[k % 10]} {LAST[(k // 10) % 8]} {k}"
+        return f"Org {k}" if kind == "org" else f"Town {k}"
+
+    def entity(self, kind: str, k: int) -> URIRef:
+        return node_iri(USER, NodeKind.ENTITY, f"{kind}-{k}")
+
+    def fact(self, i: int) -> tuple[int | None, Relation, int]:
+        """Memory ``i`` states: subject person (None: the user), relation, object index."""
+        if i % 10 == 0:
+            relation = RELATIONS[(i // 10) % len(RELATIONS)]
+            return None, relation, (i * 7 + 3) % self.counts[relation.range]
+        relation = RELATIONS[i % len(RELATIONS)]
+        subject = i % self.counts["person"]
+        return subject, relation, (i * 7 + 3) % self.counts[relation.range]
+
+    def sentence(self, i: int) -> str:
+        subject, relation, obj = self.fact(i)
+        who = "I" if subject is None else self.name("person", subject)
+        verb = relation.verb if subject is None else _third_person(relation.verb)
+        return f"{who} {verb} {self.name(relation.range, obj)}"
+
+
+def _third_person(verb: str) -> str:
+    first, _, rest = verb.partition(" ")
+    third = {"am": "is", "live": "lives", "know": "knows", "work": "works", "studied": "studied"}
+    return f"{third.get(first, first + 's')} {rest}".strip()
+
+
+# -- building the store -------------------------------------------------------------------
+
+
+def entity_quads(world: World) -> Iterator[Quad]:
+    yield from self_quads(USER, ACCOUNT)
+    kg = GRAPHS.kg
+    for kind, count in world.counts.items():
+        for k in range(count):
+            iri, name = world.entity(kind, k), world.name(kind, k)
+            yield Quad(iri, RDF.type, KGM.Entity, kg)
+            yield Quad(iri, RDF.type, TYPES[kind], kg)
+            yield Quad(iri, KGM.name, Literal(name), kg)
+            yield Quad(iri, KGM.nameKey, Literal(name_key(name)), kg)
+
+
+def memory_quads(world: World, i: int) -> tuple[list[Quad], list[Quad]]:
+    """(kg quads, source quads) of memory ``i``."""
+    subject, relation, obj = world.fact(i)
+    text = world.sentence(i) + "."
+    at = START + timedelta(minutes=i)
+    msg = MessageIn(chat=f"history-{i // 50}", turn=i % 50, role="user", text=text, timestamp=at)
+    source = source_iri(USER, msg)
+    sources = to_quads(source, GRAPHS.sources, message_facts(msg, at))
+    local = f"{i:08d}"
+    claim = ClaimRecord(
+        node_iri(USER, NodeKind.CLAIM, local),
+        self_entity(USER) if subject is None else world.entity("person", subject),
+        relation.predicate,
+        world.entity(relation.range, obj),
+    )
+    evidence = EvidenceRecord(
+        node_iri(USER, NodeKind.EVIDENCE, local),
+        source,
+        SourceType.USER_MESSAGE,
+        SupportKind.EXPLICIT,
+        Authority.USER,
+        quote=text[:-1],
+        span=(0, len(text) - 1),
+    )
+    record = MemoryRecord(
+        iri=node_iri(USER, NodeKind.MEMORY, local),
+        kind=MemoryKind.SEMANTIC,
+        status=MemoryStatus.ACTIVE,
+        title=text[:-1],
+        confidence=0.9,
+        recorded_at=at,
+        about=tuple(dict.fromkeys((claim.subject, claim.object or claim.subject))),
+        claims=(claim,),
+        evidence=(evidence,),
+    )
+    return record_quads(record, GRAPHS.kg) + fact_quads([claim], GRAPHS.kg), sources
+
+
+def ntriples(quads: list[Quad]) -> bytes:
+    lines = (
+        f"{term_to_sparql(q.subject)} {term_to_sparql(q.predicate)} {term_to_sparql(q.object)} ."
+        for q in quads
+    )
+    return "\n".join(lines).encode()
+
+
+def build(services: Services, world: World) -> float:
+    started = time.perf_counter()
+    services.store.load(
+        ntriples(list(entity_quads(world))), RdfFormat.NTRIPLES, GRAPHS.kg, replace=False, bulk=True
+    )
+    chunk = 20000
+    for start in range(0, world.n, chunk):
+        kg: list[Quad] = []
+        sources: list[Quad] = []
+        for i in range(start, min(start + chunk, world.n)):
+            memory, source = memory_quads(world, i)
+            kg += memory
+            sources += source
+        services.store.load(ntriples(kg), RdfFormat.NTRIPLES, GRAPHS.kg, replace=False, bulk=True)
+        services.store.load(
+            ntriples(sources), RdfFormat.NTRIPLES, GRAPHS.sources, replace=False, bulk=True
+        )
+    return time.perf_counter() - started
+
+
+# -- the drafts ---------------------------------------------------------------------------
+
+
+def _draft(claims: list[tuple[str, Relation, str]], quotes: list[str], src: str) -> dict[str, Any]:
+    entities: dict[str, dict[str, Any]] = {}
+    for subject, relation, obj in claims:
+        entities[obj] = {"name": obj, "types": [CURIES[relation.range]]}
+        if subject != "I":
+            entities[subject] = {"name": subject, "types": ["schema:Person"]}
+    return {
+        "kind": "semantic",
+        "title": quotes[0][:200],
+        "confidence": 0.9,
+        "claims": [{"subject": s, "predicate": r.curie, "object": o} for s, r, o in claims],
+        "entities": list(entities.values()),
+        "evidence": [{"source": src, "quote": q} for q in quotes],
+    }
+
+
+def batch(world: World, services: Services, b: int) -> list[dict[str, Any]]:
+    """Ingest 25 user messages, then return 25 drafts quoting them."""
+    plans: list[tuple[str, list[tuple[str, Relation, str]], list[str]]] = []
+    for j in range(BATCH):
+        plans.append(_plan(world, b, j))
+    msgs = [
+        MessageIn(chat=f"bench-{world.n}-{b}", turn=j, role="user", text=text)
+        for j, (text, _, _) in enumerate(plans)
+    ]
+    services.sources.ingest_messages(USER, msgs)
+    return [
+        _draft(claims, quotes, str(source_iri(USER, msg)))
+        for msg, (_, claims, quotes) in zip(msgs, plans, strict=True)
+    ]
+
+
+def _known(world: World, i: int) -> tuple[str, Relation, str]:
+    subject, relation, obj = world.fact(i)
+    who = "I" if subject is None else world.name("person", subject)
+    return who, relation, world.name(relation.range, obj)
+
+
+def _plan(world: World, b: int, j: int) -> tuple[str, list[tuple[str, Relation, str]], list[str]]:
+    """(message text, claims, quotes) of draft ``j`` in batch ``b``."""
+    stored = (b * 7919 + j * 104729) % world.n  # a stored memory to restate
+    if j < 15:  # a new fact: half about the user, some on known entities
+        relation = RELATIONS[j % len(RELATIONS)]
+        person = world.name("person", (stored + j) % world.counts["person"])
+        subject = "I" if j % 2 == 0 else person
+        kind = relation.range
+        known = world.name(kind, (stored * 3) % world.counts[kind])
+        obj = f"New {kind} {b}-{j}" if j % 3 else known
+        verb = relation.verb if subject == "I" else _third_person(relation.verb)
+        quote = f"{subject} {verb} {obj}"
+        return f"By the way, {quote}.", [(subject, relation, obj)], [quote]
+    quote = world.sentence(stored)
+    if j < 20:  # the same fact again: discard
+        return f"As I said, {quote}.", [_known(world, stored)], [quote]
+    extra = f"I know New person {b}-{j}"  # the same fact plus a new one: merge
+    claims = [_known(world, stored), ("I", RELATIONS[0], f"New person {b}-{j}")]
+    return f"{quote}, and {extra}.", claims, [quote, extra]
+
+
+# -- timing -------------------------------------------------------------------------------
+
+
+def run(n: int, batches: int, profile: cProfile.Profile | None) -> tuple[list[float], Counter]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(env={"KGMEM_HOME": tmp})
+        services = build_services(settings)
+        try:
+            world = World(n)
+            seconds = build(services, world)
+            print(f"  built {n} memories ({services.store.count()} quads) in {seconds:.1f} s")
+            outcomes: Counter[str] = Counter()
+            samples = []
+            for b in range(batches + 2):
+                drafts = batch(world, services, b)
+                if profile is not None and b >= 2:
+                    profile.enable()
+                started = time.perf_counter()
+                result = services.gate.draft(USER, drafts, account_name=ACCOUNT)
+                elapsed = (time.perf_counter() - started) * 1000
+                if profile is not None:
+                    profile.disable()
+                if b >= 2:  # two warm-up batches
+                    samples.append(elapsed)
+                    outcomes.update(i.outcome.value for i in result.items)
+            return samples, outcomes
+        finally:
+            services.close()
+
+
+def p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20, method="inclusive")[18]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memories", default="10000,100000")
+    parser.add_argument("--batches", type=int, default=20)
+    parser.add_argument("--profile", type=Path)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.memories.split(",")]
+    rows = []
+    for n in sizes:
+        print(f"N={n}")
+        profile = cProfile.Profile() if args.profile and n == sizes[-1] else None
+        samples, outcomes = run(n, args.batches, profile)
+        rows.append((n, statistics.median(samples), p95(samples)))
+        print(f"  outcomes over {len(samples)} batches: {dict(sorted(outcomes.items()))}")
+        if profile is not None:
+            profile.dump_stats(args.profile)
+    print(f"\n{'memories':>10}  {'p50 ms':>8}  {'p95 ms':>8}  {'ms/draft':>8}")
+    for n, median, high in rows:
+        print(f"{n:>10}  {median:>8.1f}  {high:>8.1f}  {median / BATCH:>8.2f}")
+    print(f"ratio p50 {sizes[-1]} / {sizes[0]}: {rows[-1][1] / rows[0][1]:.2f}x")
+    print(f"batch_draft_p50_ms={rows[-1][1]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

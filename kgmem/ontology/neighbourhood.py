@@ -1,0 +1,105 @@
+"""The data a patch is validated against: the patch plus just enough of its surroundings.
+
+Validation cost must follow the patch, not the store. The nodes a patch writes are focus
+nodes; for an existing entity (whose facts grow without bound) only its types, names and
+the predicates the patch writes or some shape constrains are read; for any other focus node
+(a memory, claim, evidence) all of its triples are. Nodes the patch points to contribute
+their triples too (a source's text for the span check), except entities: their types only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from rdflib import Graph, URIRef
+from rdflib.term import Node
+
+from kgmem.store import Changeset, TripleStore, UserGraphs
+from kgmem.vocab import KGM, RDF, SH
+
+__all__ = ["constrained_predicates", "neighbourhood"]
+
+Triple = tuple[Node, Node, Node]
+_ENTITY_KEYS = (RDF.type, KGM.name, KGM.canonical, KGM.mergedInto)
+
+
+def constrained_predicates(shapes: Graph) -> frozenset[URIRef] | None:
+    """Every predicate some shape's path mentions; None when a path is too complex to tell."""
+    found: set[URIRef] = set()
+    for path in shapes.objects(None, SH.path):
+        if isinstance(path, URIRef):
+            found.add(path)
+            continue
+        inner = [
+            o
+            for _, p, o in shapes.triples((path, None, None))
+            if p in (SH.inversePath, RDF.first) and isinstance(o, URIRef)
+        ]
+        if not inner:
+            return None
+        found.update(inner)
+    return frozenset(found)
+
+
+def neighbourhood(
+    store: TripleStore,
+    graphs: UserGraphs,
+    change: Changeset,
+    constrained: frozenset[URIRef] | None,
+    functional: Callable[[URIRef], bool],
+) -> tuple[Graph, list[Node]]:
+    """The patch, plus what validating it needs; see the module docstring.
+
+    For an existing entity, a predicate the patch writes is read back only when it is
+    single-valued (a second value is a violation) or a shape constrains it.
+    """
+    removed: set[Triple] = {(q.subject, q.predicate, q.object) for q in change.remove}
+    data = Graph()
+    written: dict[Node, set[URIRef]] = defaultdict(set)
+    for quad in change.add:
+        data.add((quad.subject, quad.predicate, quad.object))
+        written[quad.subject].add(quad.predicate)
+    focus = list(written)
+    reader = _Reader(store, graphs, data)
+    for node in focus:
+        if reader.is_entity(node):
+            needed = {p for p in written[node] if functional(p)}
+            keys = None if constrained is None else needed | constrained | set(_ENTITY_KEYS)
+            reader.add(node, keys, removed)
+        else:
+            reader.add(node, None, removed)
+    pointed = {o for s, _, o in data if s in written and isinstance(o, URIRef)} - set(focus)
+    for node in pointed:
+        reader.add(node, _ENTITY_KEYS if reader.is_entity(node) else None, removed)
+    return data, focus
+
+
+class _Reader:
+    def __init__(self, store: TripleStore, graphs: UserGraphs, data: Graph) -> None:
+        self._store, self._graphs, self._data = store, graphs, data
+
+    def is_entity(self, node: Node) -> bool:
+        if (node, RDF.type, KGM.Entity) in self._data:
+            return True
+        return isinstance(node, URIRef) and any(
+            True for _ in self._store.quads(self._graphs.kg, node, RDF.type, KGM.Entity)
+        )
+
+    def add(self, node: Node, predicates: Iterable[URIRef] | None, removed: set[Triple]) -> None:
+        if not isinstance(node, URIRef):
+            return
+        for graph in (self._graphs.kg, self._graphs.sources):
+            quads = (
+                self._store.quads(graph, subject=node)
+                if predicates is None
+                else (
+                    q
+                    for p in set(predicates)
+                    for q in self._store.quads(graph, subject=node, predicate=p)
+                )
+            )
+            for q in quads:
+                triple = (q.subject, q.predicate, q.object)
+                if triple not in removed:
+                    self._data.add(triple)
