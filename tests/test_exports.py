@@ -10,7 +10,15 @@ import pytest
 import kgmem
 import kgmem.errors
 
-PACKAGES = ["kgmem", "kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.api", "kgmem.errors"]
+PACKAGES = [
+    "kgmem",
+    "kgmem.store",
+    "kgmem.ontology",
+    "kgmem.memory",
+    "kgmem.pipeline",
+    "kgmem.api",
+    "kgmem.errors",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -25,7 +33,9 @@ def test_all_is_sorted_and_resolvable(name: str) -> None:
         assert hasattr(module, item), f"{name}.{item}"
 
 
-@pytest.mark.parametrize("name", ["kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.api"])
+@pytest.mark.parametrize(
+    "name", ["kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.pipeline", "kgmem.api"]
+)
 def test_every_public_class_and_function_is_exported(name: str) -> None:
     module = importlib.import_module(name)
     public = {

@@ -1,0 +1,156 @@
+"""Consolidation: stages, checkpoints, the pass runner and the model programs (DSPy) that propose.
+
+Names whose modules import DSPy (signatures, the strict adapter) load on first use, so
+importing this package, like importing kgmem, does not load DSPy.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+from kgmem.pipeline.boundary import BoundaryOutcome, StageFailure, stage_boundary
+from kgmem.pipeline.checkpoints import Checkpoints, pass_iri, stage_iri
+from kgmem.pipeline.extract import (
+    EXTRACT_STAGE,
+    DroppedClaim,
+    DropReason,
+    ExtractedDraft,
+    ExtractionResult,
+    GroundedDraft,
+    extract_claims,
+    ground_extraction,
+    to_drafts,
+)
+from kgmem.pipeline.lm import ModelGroup, ModelSet, ModelSpec
+from kgmem.pipeline.proposals import (
+    NEW_ENTITY,
+    NO_TERM,
+    EntityCandidate,
+    EntityChoice,
+    ExtractedClaim,
+    ExtractedEvidence,
+    PageFact,
+    PageMemory,
+    SchemaPatch,
+    TermCandidate,
+    TermChoice,
+    TermDecision,
+    UndeclaredTerm,
+)
+from kgmem.pipeline.records import (
+    CheckpointRecord,
+    OutboxRecord,
+    PassRecord,
+    PassRef,
+    PassStatus,
+)
+from kgmem.pipeline.runner import (
+    MAX_RECOVERIES,
+    PassRunner,
+    RecoverFn,
+    rebuild_from_contributions,
+)
+from kgmem.pipeline.segment import ExcludedSource, ExclusionReason, RenderedSegment, Segment
+from kgmem.pipeline.stages import (
+    AnyStage,
+    CommitPlan,
+    CommitStage,
+    ItemKey,
+    ItemResult,
+    ItemStage,
+    PassContext,
+    PassState,
+    Stage,
+    StageName,
+)
+
+if TYPE_CHECKING:
+    from kgmem.pipeline.programs import StrictChatAdapter, run_signature
+    from kgmem.pipeline.signatures import (
+        AssembleTerms,
+        AuthorPage,
+        ClassifyTerm,
+        ExtractClaims,
+        ResolveTieBreak,
+    )
+
+__all__ = [
+    "EXTRACT_STAGE",
+    "MAX_RECOVERIES",
+    "NEW_ENTITY",
+    "NO_TERM",
+    "AnyStage",
+    "AssembleTerms",
+    "AuthorPage",
+    "BoundaryOutcome",
+    "CheckpointRecord",
+    "Checkpoints",
+    "ClassifyTerm",
+    "CommitPlan",
+    "CommitStage",
+    "DropReason",
+    "DroppedClaim",
+    "EntityCandidate",
+    "EntityChoice",
+    "ExcludedSource",
+    "ExclusionReason",
+    "ExtractClaims",
+    "ExtractedClaim",
+    "ExtractedDraft",
+    "ExtractedEvidence",
+    "ExtractionResult",
+    "GroundedDraft",
+    "ItemKey",
+    "ItemResult",
+    "ItemStage",
+    "ModelGroup",
+    "ModelSet",
+    "ModelSpec",
+    "OutboxRecord",
+    "PageFact",
+    "PageMemory",
+    "PassContext",
+    "PassRecord",
+    "PassRef",
+    "PassRunner",
+    "PassState",
+    "PassStatus",
+    "RecoverFn",
+    "RenderedSegment",
+    "ResolveTieBreak",
+    "SchemaPatch",
+    "Segment",
+    "Stage",
+    "StageFailure",
+    "StageName",
+    "StrictChatAdapter",
+    "TermCandidate",
+    "TermChoice",
+    "TermDecision",
+    "UndeclaredTerm",
+    "extract_claims",
+    "ground_extraction",
+    "pass_iri",
+    "rebuild_from_contributions",
+    "run_signature",
+    "stage_boundary",
+    "stage_iri",
+    "to_drafts",
+]
+
+_LAZY = {
+    "AssembleTerms": "kgmem.pipeline.signatures",
+    "AuthorPage": "kgmem.pipeline.signatures",
+    "ClassifyTerm": "kgmem.pipeline.signatures",
+    "ExtractClaims": "kgmem.pipeline.signatures",
+    "ResolveTieBreak": "kgmem.pipeline.signatures",
+    "StrictChatAdapter": "kgmem.pipeline.programs",
+    "run_signature": "kgmem.pipeline.programs",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,217 @@
+"""Extract (model): claims with exact quotes from one segment, as drafts; nothing trusted.
+
+The model sees the segment's admissible sources (see :mod:`kgmem.pipeline.segment`) and
+answers a list of :class:`~kgmem.pipeline.proposals.ExtractedClaim`. Output that does not
+parse as that type raises :class:`~kgmem.errors.ModelOutputError` naming the stage. Each claim
+then becomes a :class:`~kgmem.memory.model.DraftMemory` or is dropped with a recorded reason:
+a claim citing a source it was not shown (it cannot have read it), or one a draft refuses
+(an object and a value, an episode without a time). Grounding is the next stage's work;
+:func:`ground_extraction` runs it on the drafts so a pass (or a test) sees each refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+from rdflib import URIRef
+
+from kgmem.errors import ModelOutputError
+from kgmem.memory.grounding import GroundingContext, GroundingResult, RefusalCode, ground_claim
+from kgmem.memory.model import (
+    ClaimDraft,
+    DraftMemory,
+    EvidenceDraft,
+    MemoryKind,
+    SourceRecord,
+)
+from kgmem.pipeline.proposals import ExtractedClaim
+from kgmem.pipeline.segment import ExcludedSource, RenderedSegment, Segment
+
+if TYPE_CHECKING:
+    import dspy
+
+__all__ = [
+    "EXTRACT_STAGE",
+    "DropReason",
+    "DroppedClaim",
+    "ExtractedDraft",
+    "ExtractionResult",
+    "GroundedDraft",
+    "extract_claims",
+    "ground_extraction",
+    "to_drafts",
+]
+
+EXTRACT_STAGE = "extract"
+
+
+class DropReason(StrEnum):
+    SOURCE_NOT_SHOWN = "source_not_shown"  # cites a source that was not in what it was shown
+    INVALID_DRAFT = "invalid_draft"  # well-typed, but not a valid memory draft
+
+
+@dataclass(frozen=True)
+class DroppedClaim:
+    index: int  # position in the model's answer
+    reason: DropReason
+    message: str
+    claim: ExtractedClaim
+
+
+@dataclass(frozen=True)
+class ExtractedDraft:
+    index: int
+    claim: ExtractedClaim
+    draft: DraftMemory
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    drafts: tuple[ExtractedDraft, ...]
+    dropped: tuple[DroppedClaim, ...]
+    excluded: tuple[ExcludedSource, ...]  # sources never shown to the model
+
+
+@dataclass(frozen=True)
+class GroundedDraft:
+    """A draft with the grounding result of each of its claims."""
+
+    extracted: ExtractedDraft
+    results: tuple[GroundingResult, ...]
+
+    @property
+    def grounded(self) -> bool:
+        return bool(self.results) and all(r.grounded for r in self.results)
+
+    @property
+    def refusals(self) -> tuple[RefusalCode, ...]:
+        return tuple(refusal.code for r in self.results for refusal in r.reasons)
+
+
+def extract_claims(
+    segment: Segment, lm: dspy.LM, known_entities: Iterable[str] = ()
+) -> ExtractionResult:
+    """Ask ``lm`` for the claims of ``segment``; one model call (none if nothing is shown)."""
+    rendered = segment.render()
+    if not rendered.ids:
+        return ExtractionResult((), (), segment.excluded)
+    from kgmem.pipeline.programs import run_signature
+    from kgmem.pipeline.signatures import ExtractClaims
+
+    answer = run_signature(
+        ExtractClaims,
+        lm,
+        EXTRACT_STAGE,
+        segment=rendered.text,
+        known_entities=sorted(set(known_entities)),
+    )
+    claims = answer.claims
+    if not isinstance(claims, list) or not all(isinstance(c, ExtractedClaim) for c in claims):
+        raise ModelOutputError(EXTRACT_STAGE, "claims is not a list of claims")
+    return to_drafts(claims, rendered, segment.excluded)
+
+
+def to_drafts(
+    claims: Sequence[ExtractedClaim],
+    rendered: RenderedSegment,
+    excluded: tuple[ExcludedSource, ...] = (),
+) -> ExtractionResult:
+    """Each claim as a draft citing full source IRIs, or dropped with its reason."""
+    drafts: list[ExtractedDraft] = []
+    dropped: list[DroppedClaim] = []
+    for index, claim in enumerate(claims):
+        outcome = _to_draft(index, claim, rendered.ids, excluded)
+        if isinstance(outcome, DroppedClaim):
+            dropped.append(outcome)
+        else:
+            drafts.append(ExtractedDraft(index, claim, outcome))
+    return ExtractionResult(tuple(drafts), tuple(dropped), excluded)
+
+
+def _cited(label: str, ids: Mapping[str, URIRef]) -> URIRef | None:
+    """The IRI a citation names: a shown id (S3), or the full IRI of a shown source."""
+    key = label.strip().strip("[]")
+    if key in ids:
+        return ids[key]
+    return next((iri for iri in ids.values() if str(iri) == key), None)
+
+
+def _unshown(label: str, excluded: tuple[ExcludedSource, ...]) -> str:
+    for item in excluded:
+        if str(item.iri) == label.strip():
+            why = f"held back from the model ({item.reason.value})"
+            return f"{label!r} was {why} and cannot be cited"
+    return f"{label!r} is not one of the sources the model was shown"
+
+
+def _to_draft(
+    index: int,
+    claim: ExtractedClaim,
+    ids: Mapping[str, URIRef],
+    excluded: tuple[ExcludedSource, ...],
+) -> DraftMemory | DroppedClaim:
+    sources: list[URIRef] = []
+    for ev in claim.evidence:
+        iri = _cited(ev.source, ids)
+        if iri is None:
+            why = _unshown(ev.source, excluded)
+            return DroppedClaim(index, DropReason.SOURCE_NOT_SHOWN, why, claim)
+        sources.append(iri)
+    try:
+        return _draft(claim, sources)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "draft"
+        why = f"{where}: {first['msg']}"
+        return DroppedClaim(index, DropReason.INVALID_DRAFT, why, claim)
+
+
+def _title(claim: ExtractedClaim) -> str:
+    if claim.statement.strip():
+        return " ".join(claim.statement.split())[:200]
+    target = claim.object if claim.object is not None else claim.value
+    words = [claim.subject, "not" if claim.negated else "", claim.predicate, target or ""]
+    return " ".join(" ".join(words).split())[:200]
+
+
+def _draft(claim: ExtractedClaim, sources: Sequence[URIRef]) -> DraftMemory:
+    evidence = tuple(
+        EvidenceDraft(source=str(iri), quote=ev.quote, support=ev.support)
+        for iri, ev in zip(sources, claim.evidence, strict=True)
+    )
+    structured = ClaimDraft(
+        subject=claim.subject,
+        predicate=claim.predicate,
+        object=claim.object,
+        value=claim.value,
+        negated=claim.negated,
+    )
+    return DraftMemory(
+        kind=MemoryKind(claim.kind),
+        title=_title(claim),
+        excerpt=" ".join(claim.statement.split())[:500],
+        confidence=claim.confidence,
+        claims=(structured,),
+        evidence=evidence,
+        occurred_at=claim.occurred_at,
+        source_refs=tuple(dict.fromkeys(str(iri) for iri in sources)),
+    )
+
+
+def ground_extraction(
+    result: ExtractionResult,
+    sources: Mapping[str, SourceRecord],
+    ctx: GroundingContext,
+) -> tuple[GroundedDraft, ...]:
+    """Run deterministic grounding on every claim of every draft; ``sources`` by IRI."""
+    return tuple(
+        GroundedDraft(
+            item,
+            tuple(ground_claim(c, item.draft.evidence, sources, ctx) for c in item.draft.claims),
+        )
+        for item in result.drafts
+    )
