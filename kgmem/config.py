@@ -41,8 +41,15 @@ def _setting(
     minimum: float | None = None,
     maximum: float | None = None,
     choices: tuple[str, ...] = (),
+    permutation_of: tuple[str, ...] = (),
 ) -> Any:
-    meta = {"help": help, "minimum": minimum, "maximum": maximum, "choices": choices}
+    meta = {
+        "help": help,
+        "minimum": minimum,
+        "maximum": maximum,
+        "choices": choices,
+        "permutation_of": permutation_of,
+    }
     return field(default=default, metadata=meta)
 
 
@@ -110,6 +117,11 @@ class Settings:
     max_tags: int = _setting(20, "Most tags one memory may carry.", minimum=0, maximum=1000)
     sparql_result_limit: int = _setting(
         10000, "Most rows (or triples) one user SPARQL query may return.", minimum=1
+    )
+    authority_order: str = _setting(
+        "user,tool,task,agent",
+        "Whose word outranks whose when claims conflict, strongest first (comma-separated).",
+        permutation_of=("agent", "task", "tool", "user"),
     )
     default_user: str = _setting(
         "me", "User id the command line acts for when a command is given no --user."
@@ -251,4 +263,12 @@ def _coerce(name: str, raw: Any, kind: object, meta: Mapping[str, Any], origin: 
         raise InvalidSetting(name, raw, f"must be <= {high}", origin)
     if choices and value not in choices:
         raise InvalidSetting(name, raw, f"must be one of {', '.join(choices)}", origin)
+    wanted = meta.get("permutation_of", ())
+    if wanted and sorted(p.strip() for p in str(value).split(",")) != sorted(wanted):
+        raise InvalidSetting(
+            name,
+            raw,
+            f"must list {', '.join(wanted)} once each, comma-separated, strongest first",
+            origin,
+        )
     return value

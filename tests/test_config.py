@@ -123,3 +123,11 @@ def test_home_cannot_be_set_from_the_file(home: Path) -> None:
 def test_every_setting_has_help_text() -> None:
     for f in fields(Settings):
         assert len(str(f.metadata["help"])) > 10, f.name
+
+
+def test_authority_order_must_name_each_authority_once(home: Path) -> None:
+    s = load_settings(env=env_for(home, KGMEM_AUTHORITY_ORDER="tool, user, task, agent"))
+    assert s.authority_order == "tool, user, task, agent"
+    for bad in ("user,tool,task", "user,user,task,agent", "user,tool,task,robot"):
+        with pytest.raises(InvalidSetting, match="once each"):
+            load_settings(env=env_for(home, KGMEM_AUTHORITY_ORDER=bad))

@@ -36,7 +36,6 @@ from kgmem.memory.ids import NodeKind, new_node, node_iri
 from kgmem.memory.model import Authority, DraftMemory, MemoryStatus, SourceRecord
 from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
 from kgmem.memory.prepass import (
-    DEFAULT_AUTHORITY_ORDER,
     Disposition,
     ExistingClaim,
     Resolution,
@@ -121,11 +120,13 @@ class WriteGate:
         sources: SourceStore,
         ontology: OntologyService,
         validation: ValidationService,
-        authority_order: tuple[Authority, ...] = DEFAULT_AUTHORITY_ORDER,
+        authority_order: tuple[Authority, ...] | None = None,
     ) -> None:
         self._store, self._queries, self._settings, self._clock = store, queries, settings, clock
         self._sources, self._ontology, self._validation = sources, ontology, validation
-        self._order = authority_order
+        self._order = authority_order or tuple(
+            Authority(a.strip()) for a in settings.authority_order.split(",")
+        )
         self._resolver = EntityResolver(store, queries)
         self._active = ActiveClaims(store, queries)
         self.decisions = Decisions(store, queries)

@@ -254,3 +254,33 @@ def test_malformed_drafts_name_the_item_and_field(
         world.draft(works_at(msg), {**works_at(msg), **change})
     assert info.value.item == 1 and info.value.field == field
     assert world.store.count() == before
+
+
+def test_authority_order_setting_changes_who_wins(world: World, home: object) -> None:
+    from dataclasses import replace as dc_replace
+
+    from kgmem.memory.gate import WriteGate
+
+    settings = dc_replace(world.gate._settings, authority_order="tool,user,task,agent")
+    gate = WriteGate(
+        world.store,
+        world.gate._queries,
+        settings,
+        world.clock,
+        world.sources,
+        world.gate._ontology,
+        world.gate._validation,
+    )
+    first = world.say("user", "I work at Acme.")
+    [old] = gate.draft(
+        "alice", [works_at(first, predicate=str(EMPLOYER))], account_name="Alice"
+    ).items
+    tool = world.say(
+        "tool", "Profile: Alice works at Globex.", tool_name="crm", tool_outcome="success"
+    )
+    draft = works_at(tool, "Globex", "Alice works at Globex", predicate=str(EMPLOYER))
+    draft["claims"][0]["subject"] = "Alice"
+    draft["claims"][0]["valid_from"] = "2026-05-01T00:00:00Z"
+    [new] = gate.draft("alice", [draft], account_name="Alice").items
+    # with tools ranked above users, a newer tool record supersedes the user's statement
+    assert new.outcome is Outcome.ACTIVE and new.superseded == (old.memory,)
