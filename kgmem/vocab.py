@@ -19,6 +19,7 @@ __all__ = [
     "SH",
     "SKOS",
     "XSD",
+    "prefix_declaration",
 ]
 
 KGM = Namespace("https://w3id.org/kgmem/ns#")
@@ -27,6 +28,12 @@ FOAF = Namespace("http://xmlns.com/foaf/0.1/")
 DCT = Namespace("http://purl.org/dc/terms/")
 KKO = Namespace("http://kbpedia.org/ontologies/kko#")
 RC = Namespace("http://kbpedia.org/kko/rc/")
+
+
+def prefix_declaration(prefix: str, namespace: str) -> str:
+    """One SPARQL ``PREFIX`` line (the prologue of a query, built from constants)."""
+    return "".join(("PREFIX ", prefix, ": <", namespace, ">\n"))
+
 
 #: Prefixes every named query may use without declaring them.
 PREFIXES: dict[str, str] = {

@@ -35,6 +35,7 @@ from kgmem.ontology.shacl_model import (
     ZeroOrOnePath,
 )
 from kgmem.ontology.shacl_params import boolean, single, string
+from kgmem.vocab import prefix_declaration
 
 __all__ = ["SparqlData", "compile_sparql", "sparql_path", "sparql_results"]
 
@@ -83,7 +84,7 @@ def _prefixes(g: Graph, shape: Node, constraint: Node) -> str:
             prefix, namespace = single(g, decl, SH.prefix), single(g, decl, SH.namespace)
             if prefix is None or namespace is None:
                 raise ShapeError(shape, "an sh:declare needs sh:prefix and sh:namespace")
-            lines.append(f"PREFIX {prefix}: <{namespace}>\n")
+            lines.append(prefix_declaration(str(prefix), str(namespace)))
     return "".join(sorted(set(lines)))
 
 

@@ -20,7 +20,7 @@ import pyoxigraph as ox
 from rdflib import BNode, Literal, URIRef
 
 from kgmem.errors import BindingError, QueryKindMismatch, QuerySyntaxError, UnknownQuery
-from kgmem.vocab import PREFIXES
+from kgmem.vocab import PREFIXES, prefix_declaration
 
 __all__ = [
     "Query",
@@ -87,7 +87,7 @@ def default_queries_dir() -> Path:
 
 
 def _prologue() -> str:
-    return "".join(f"PREFIX {p}: <{iri}>\n" for p, iri in PREFIXES.items())
+    return "".join(prefix_declaration(p, iri) for p, iri in PREFIXES.items())
 
 
 def _tokens(text: str) -> Iterator[re.Match[str]]:
