@@ -25,21 +25,32 @@ _ENTITY_KEYS = (RDF.type, KGM.name, KGM.canonical, KGM.mergedInto)
 
 
 def constrained_predicates(shapes: Graph) -> frozenset[URIRef] | None:
-    """Every predicate some shape's path mentions; None when a path is too complex to tell."""
+    """The predicates a shape that can apply to an entity constrains (None: a path too
+    complex to tell). Shapes of kgmem's own record classes (memories, evidence, sources,
+    decisions, ...) never target an entity: those classes are disjoint with kgm:Entity."""
     found: set[URIRef] = set()
-    for path in shapes.objects(None, SH.path):
-        if isinstance(path, URIRef):
-            found.add(path)
+    for shape in set(shapes.subjects(RDF.type, SH.NodeShape)):
+        targets = set(shapes.objects(shape, SH.targetClass))
+        if targets and all(_internal(t) for t in targets):
             continue
-        inner = [
-            o
-            for _, p, o in shapes.triples((path, None, None))
-            if p in (SH.inversePath, RDF.first) and isinstance(o, URIRef)
-        ]
-        if not inner:
-            return None
-        found.update(inner)
+        for prop in shapes.objects(shape, SH.property):
+            for path in shapes.objects(prop, SH.path):
+                if isinstance(path, URIRef):
+                    found.add(path)
+                    continue
+                inner = [
+                    o
+                    for _, p, o in shapes.triples((path, None, None))
+                    if p in (SH.inversePath, RDF.first) and isinstance(o, URIRef)
+                ]
+                if not inner:
+                    return None
+                found.update(inner)
     return frozenset(found)
+
+
+def _internal(target: object) -> bool:
+    return str(target).startswith(str(KGM)) and target != KGM.Entity
 
 
 def neighbourhood(

@@ -189,3 +189,35 @@ def test_an_authored_shapes_file_applies(
     [violation] = fresh.validate("alice", patch).violations
     assert violation.constraint == SH.MinCountConstraintComponent
     assert violation.path == SDO.email
+
+
+def test_shapes_on_existing_entities_see_the_predicates_they_constrain(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+    queries: QueryRegistry,
+    tmp_path: Path,
+) -> None:
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "core.ttl").write_bytes((REPO / "shapes" / "core.ttl").read_bytes())
+    (shapes / "people.ttl").write_text(
+        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        "@prefix schema: <https://schema.org/> .\n"
+        "<urn:shapes:PersonEmail> a sh:NodeShape ; sh:targetClass schema:Person ;\n"
+        "  sh:property [ sh:path schema:email ; sh:minCount 1 ] .\n"
+    )
+    ensure_bundled(store, queries, bundled_files(shapes))
+    validation = ValidationService(store, queries, services[0])
+    dana = ex("Dana")
+    store.commit(
+        Changeset.of(
+            [*entity("Dana", SDO.Person), Quad(dana, SDO.email, Literal("d@example.org"), ALICE.kg)]
+        )
+    )
+    knows = Changeset.of([Quad(dana, SDO.knows, ex("Eve"), ALICE.kg)])
+    assert validation.validate("alice", knows).conforms  # the stored email was read back
+    store.commit(Changeset.of(entity("Finn", SDO.Person)))
+    [violation] = validation.validate(
+        "alice", Changeset.of([Quad(ex("Finn"), SDO.knows, dana, ALICE.kg)])
+    ).violations
+    assert violation.path == SDO.email and violation.focus == ex("Finn")
