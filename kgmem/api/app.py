@@ -10,6 +10,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from kgmem.api.health import health
+from kgmem.api.jobs import Jobs
 from kgmem.api.services import Services, build_services
 from kgmem.clock import Clock
 from kgmem.config import Settings
@@ -29,15 +30,20 @@ def create_app(
     """
     built = services or build_services(settings, clock=clock)
 
+    jobs = Jobs(built)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         log.info("kgmem serving from %s", built.store.location)
+        jobs.start()
         try:
             yield
         finally:
+            jobs.stop()  # before the store closes: no job may run on a closed store
             built.close()
             log.info("store closed")
 
     app = Starlette(routes=[Route("/health", health)], lifespan=lifespan)
     app.state.services = built
+    app.state.jobs = jobs
     return app

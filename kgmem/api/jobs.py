@@ -1,0 +1,67 @@
+"""Scheduled work inside the server process (APScheduler 3.x, one background thread).
+
+Jobs only call services; each is safe to run at any time and to run late. Today: episodes
+whose time to live has passed expire (every ``sweep_interval_seconds``); the consolidation
+sweep joins when its stages are wired.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from rdflib import URIRef
+
+from kgmem.api.services import Services
+from kgmem.errors import GraphNameError, KgmemError
+from kgmem.store import GraphKind, parse_graph
+
+__all__ = ["Jobs", "users_of"]
+
+log = logging.getLogger("kgmem.jobs")
+
+
+def users_of(services: Services) -> list[str]:
+    """Every user with a knowledge graph in the store."""
+    uids = set()
+    for graph in services.store.graphs():
+        try:
+            parsed = parse_graph(graph)
+        except GraphNameError:
+            continue
+        if parsed.kind is GraphKind.KG and parsed.uid is not None:
+            uids.add(parsed.uid)
+    return sorted(uids)
+
+
+@dataclass
+class Jobs:
+    services: Services
+    scheduler: BackgroundScheduler | None = None
+
+    def expire(self) -> dict[str, list[URIRef]]:
+        """Expire every user's due episodes; one user's failure does not stop the others."""
+        expired: dict[str, list[URIRef]] = {}
+        for uid in users_of(self.services):
+            try:
+                done = self.services.lifecycle.expire_due(uid)
+            except KgmemError:
+                log.exception("expiry failed for user %s", uid)
+                continue
+            if done:
+                expired[uid] = done
+        return expired
+
+    def start(self) -> None:
+        interval = self.services.settings.sweep_interval_seconds
+        self.scheduler = BackgroundScheduler(daemon=True)
+        self.scheduler.add_job(
+            self.expire, "interval", seconds=interval, id="expire", max_instances=1, coalesce=True
+        )
+        self.scheduler.start()
+
+    def stop(self) -> None:
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=True)
+        self.scheduler = None

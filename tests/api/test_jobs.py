@@ -1,0 +1,56 @@
+"""Scheduled jobs in the server process: registered with the app, and what they do."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from starlette.testclient import TestClient
+
+from kgmem.api import Jobs, build_services, create_app, users_of
+from kgmem.clock import FixedClock
+from kgmem.config import Settings
+from kgmem.memory import MemoryStatus, MessageIn
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def test_the_app_runs_the_expiry_job_and_stops_it(settings: Settings) -> None:
+    app = create_app(replace(settings, sweep_interval_seconds=3600))
+    jobs: Jobs = app.state.jobs
+    with TestClient(app):
+        assert jobs.scheduler is not None and jobs.scheduler.running
+        [job] = jobs.scheduler.get_jobs()
+        assert job.id == "expire" and job.trigger.interval == timedelta(hours=1)
+    assert jobs.scheduler is None  # stopped before the store closed
+
+
+def test_expiry_job_expires_due_episodes_of_every_user(settings: Settings) -> None:
+    clock = FixedClock(NOW)
+    services = build_services(settings, clock=clock, in_memory=True)
+    try:
+        for uid in ("alice", "bob"):
+            msg = services.sources.ingest_message(
+                uid, MessageIn(chat="c", turn=0, role="user", text="I had lunch with Ann.")
+            )
+            draft = {
+                "kind": "episodic",
+                "title": "Lunch with Ann",
+                "confidence": 0.9,
+                "occurred_at": NOW.isoformat(),
+                "ttl": "P1D",
+                "evidence": [{"source": str(msg.iri), "quote": "I had lunch with Ann"}],
+            }
+            [item] = services.gate.draft(uid, [draft]).items
+            assert item.memory is not None
+        jobs = Jobs(services)
+        assert users_of(services) == ["alice", "bob"]
+        assert jobs.expire() == {}
+        clock.advance(timedelta(days=1))
+        expired = jobs.expire()
+        assert sorted(expired) == ["alice", "bob"]
+        for uid, memories in expired.items():
+            assert services.lifecycle.get(uid, memories[0]).status is MemoryStatus.EXPIRED
+        assert jobs.expire() == {}  # nothing is expired twice
+    finally:
+        services.close()
