@@ -312,7 +312,8 @@ class Decider:
         if old.status is MemoryStatus.ACTIVE:
             self.add += fact_quads(new_claims, self.graphs.kg)
         if disposition is Disposition.DISCARD:
-            self.reasons.append("every claim is already known; evidence added")
+            kept = f"; {len(evidence)} new evidence item(s) kept" if evidence else ""
+            self.reasons.append("every claim is already known" + kept)
             return self._finish(Action.DISCARD, target, Outcome.DISCARDED)
         self.reasons.append(f"{len(new_claims)} new claim(s) folded into {target}")
         return self._finish(Action.MERGE, target, Outcome.MERGED)

@@ -172,13 +172,18 @@ class SourceStore:
     # -- read --------------------------------------------------------------------------------
 
     def get(self, uid: str, ids: Iterable[str]) -> dict[str, SourceRecord]:
-        """The user's sources among ``ids`` (full IRIs); others' and unknown ids are absent."""
+        """The user's sources among ``ids``; others' and unknown ids are absent.
+
+        An id is a source IRI, or ``chat:<chat id>#<turn>`` for a first-hand chat message
+        (what an agent knows without asking kgmem for IRIs).
+        """
         graph = UserGraphs(uid).sources
         found: dict[str, SourceRecord] = {}
         for source_id in ids:
-            if source_id in found or not _is_source_of(uid, source_id):
+            iri = _message_ref(uid, source_id) or source_id
+            if source_id in found or not _is_source_of(uid, iri):
                 continue
-            record = self._record(graph, URIRef(source_id))
+            record = self._record(graph, URIRef(iri))
             if record is not None:
                 found[source_id] = record
         return found
@@ -300,6 +305,16 @@ class SourceStore:
         tx.add(Quad(iri, KGM.text, wanted.facts[KGM.text], graph))
         tx.add(Quad(iri, KGM.result, wanted.facts[KGM.result], graph))
         return IngestStatus.UPDATED
+
+
+def _message_ref(uid: str, ref: str) -> str | None:
+    """``chat:c1#3`` → the IRI of turn 3 of chat c1; None for anything else."""
+    if not ref.startswith("chat:"):
+        return None
+    chat, _, turn = ref[len("chat:") :].rpartition("#")
+    if not chat or not turn.isdigit():
+        return None
+    return str(stable_node(uid, NodeKind.MESSAGE, chat, str(int(turn))))
 
 
 def source_iri(uid: str, source: MessageIn | NoteIn) -> URIRef:

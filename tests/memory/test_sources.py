@@ -373,3 +373,16 @@ def test_the_shapes_check_would_catch_a_bad_source() -> None:
     data.add((node, URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), KGM.Message))
     conforms, _, _ = validate(data, shacl_graph=_shapes(), ont_graph=_ontology(), inference="none")
     assert not conforms
+
+
+def test_messages_can_be_cited_by_chat_and_turn(
+    store: OxigraphStore, queries: QueryRegistry
+) -> None:
+    from kgmem.clock import FixedClock
+    from kgmem.memory import MessageIn, SourceStore
+
+    sources = SourceStore(store, queries, FixedClock())
+    made = sources.ingest_message("alice", MessageIn(chat="c#1", turn=2, role="user", text="hi"))
+    found = sources.get("alice", ["chat:c#1#2", "chat:c#1#3", "chat:nope", "chat:c#1#x"])
+    assert list(found) == ["chat:c#1#2"] and found["chat:c#1#2"].iri == made.iri
+    assert sources.get("bob", ["chat:c#1#2"]) == {}  # bob has no such message
