@@ -25,14 +25,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from enum import Enum, StrEnum
-from types import MappingProxyType
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from rdflib import URIRef
 
+from kgmem.memory.grounding_types import (
+    AUTHORITY_CONFIDENCE_CAPS,
+    DEFAULT_AUTHORITY_ORDER,
+    SUPPORT_CONFIDENCE_CAPS,
+    SUPPORT_ORDER,
+    GroundedEvidence,
+    GroundingContext,
+    GroundingResult,
+    Refusal,
+    RefusalCode,
+)
 from kgmem.memory.mentions import (
-    NameBook,
     Voice,
     affirmation_span,
     explicit_mismatches,
@@ -49,7 +58,6 @@ from kgmem.memory.model import (
     SourceType,
     SupportKind,
 )
-from kgmem.memory.source_inputs import RECALL_TOOLS
 from kgmem.memory.surface import Analysis, analyse, locate_quote
 
 __all__ = [
@@ -65,98 +73,6 @@ __all__ = [
     "locate_quote",
     "mentions",
 ]
-
-DEFAULT_AUTHORITY_ORDER: tuple[Authority, ...] = (
-    Authority.USER,
-    Authority.TOOL,
-    Authority.TASK,
-    Authority.AGENT,
-)
-#: The most a claim's confidence may be, by the kind of support behind it.
-SUPPORT_CONFIDENCE_CAPS: Mapping[SupportKind, float] = MappingProxyType(
-    {SupportKind.EXPLICIT: 1.0, SupportKind.DERIVED: 0.7, SupportKind.INFERRED: 0.5}
-)
-#: ... and by who stands behind it. Agent authority stays below the gate's 0.75 on purpose: it
-#: may reach the review inbox, never activate on confidence alone.
-AUTHORITY_CONFIDENCE_CAPS: Mapping[Authority, float] = MappingProxyType(
-    {Authority.USER: 1.0, Authority.TOOL: 0.9, Authority.TASK: 0.9, Authority.AGENT: 0.6}
-)
-_SUPPORT_ORDER = (SupportKind.EXPLICIT, SupportKind.DERIVED, SupportKind.INFERRED)
-
-
-class RefusalCode(StrEnum):
-    NO_EVIDENCE = "no_evidence"
-    UNKNOWN_SOURCE = "unknown_source"
-    MISSING_QUOTE = "missing_quote"
-    QUOTE_NOT_IN_SOURCE = "quote_not_in_source"
-    RECALL_TOOL = "recall_tool"
-    FAILED_TOOL = "failed_tool"
-    AGENT_ONLY = "agent_only"
-    QUOTE_DOES_NOT_NAME_SUBJECT = "quote_does_not_name_subject"
-    QUOTE_DOES_NOT_STATE_VALUE = "quote_does_not_state_value"
-    SUBJECT_AND_VALUE_APART = "subject_and_value_apart"
-    NEGATION_MISMATCH = "negation_mismatch"
-    QUOTE_IS_QUESTION = "quote_is_question"
-    QUOTE_UNRELATED = "quote_unrelated"
-    CONFIRMATION_NEGATED = "confirmation_negated"
-    CONFIRMATION_UNLINKED = "confirmation_unlinked"
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why an evidence item (``index``; ``None``: the claim as a whole) was not accepted."""
-
-    code: RefusalCode
-    message: str
-    index: int | None = None
-    field: str | None = None  # the evidence or claim field at fault: source, quote, value, ...
-
-
-@dataclass(frozen=True)
-class GroundedEvidence:
-    """An accepted evidence item; ``source_text[start:end] == quote`` (code points)."""
-
-    index: int
-    source: URIRef
-    source_type: SourceType
-    quote: str
-    start: int
-    end: int
-    support: SupportKind
-    authority: Authority
-    agent_reported: bool
-    confirms: URIRef | None = None  # for a user confirmation: the agent message it confirms
-    note_path: str | None = None
-
-
-@dataclass(frozen=True)
-class GroundingResult:
-    grounded: bool
-    reasons: tuple[Refusal, ...]  # every refused item, even when others ground the claim
-    items: tuple[GroundedEvidence, ...]
-    authority: Authority | None
-    support: SupportKind | None
-    confidence_cap: float
-    may_auto_activate: bool
-
-
-@dataclass(frozen=True)
-class GroundingContext(NameBook):
-    """Who "I" and "you" are, which names are aliases, what came before a user message.
-
-    ``user`` (+ ``user_aliases``): the user's entity: the speaker of their messages (unless a
-    message names another ``speaker``), "you" to the assistant. ``entities``: known entity
-    names -> aliases. ``previous``: user message IRI -> the message right before it in its
-    chat; without an entry, the cited message of the same chat one turn earlier is taken.
-    ``recall_tools``: tool names whose results are recall whatever the record says.
-    """
-
-    previous: Mapping[URIRef, SourceRecord] = field(default_factory=dict)
-    recall_tools: frozenset[str] = RECALL_TOOLS
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "previous", MappingProxyType(dict(self.previous)))
 
 
 class _Origin(Enum):
@@ -468,7 +384,7 @@ def ground_claim(
         reasons=_refusals(verdicts),
         items=items,
         authority=min((i.authority for i in items), key=lambda a: _rank(authority_order, a)),
-        support=min((i.support for i in items), key=_SUPPORT_ORDER.index),
+        support=min((i.support for i in items), key=SUPPORT_ORDER.index),
         confidence_cap=max(_cap(i) for i in items),
         may_auto_activate=any(i.authority is not Authority.AGENT for i in items),
     )
