@@ -191,3 +191,12 @@ def test_serve_answers_health_then_shuts_down_cleanly(home: Path) -> None:
     assert f"http://127.0.0.1:{port}" in output
     assert not (home / "server.json").exists()
     OxigraphStore(home / "store").close()  # the lock is released
+
+
+def test_status_says_whether_a_model_is_configured(home: Path) -> None:
+    plain = kgmem(home, "status")
+    assert "models:  none configured" in plain.stdout
+    configured = json.loads(
+        kgmem(home, "status", "--json", KGMEM_MODEL_MEMORY="openai/local-model").stdout
+    )
+    assert configured["models"] == {"memory": "openai/local-model", "primary": None}

@@ -16,6 +16,7 @@ from kgmem import __version__
 from kgmem.cli.common import fail, local_store, running_server
 from kgmem.config import Settings, apply_offline_env, load_settings
 from kgmem.errors import StoreLocked
+from kgmem.pipeline.lm import ModelGroup, ModelSet
 from kgmem.store import (
     AskResult,
     Dataset,
@@ -90,11 +91,13 @@ def status(as_json: bool) -> None:
             finally:
                 store.close()
             server = None
-    report = {
+    models = _models(settings)
+    report: dict[str, Any] = {
         "version": __version__,
         "home": str(settings.home),
         "server": server["url"] if server else None,
         "store": facts,
+        "models": models,
     }
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -102,10 +105,27 @@ def status(as_json: bool) -> None:
     click.echo(f"kgmem {__version__}")
     click.echo(f"home:    {settings.home}")
     click.echo(f"server:  {report['server'] or 'not running'}")
+    if models["memory"] is None:
+        click.echo(
+            "models:  none configured: agent drafts run every deterministic stage; "
+            "raw transcripts wait for a model"
+        )
+    else:
+        click.echo(f"models:  memory {models['memory']}, primary {models['primary']}")
     click.echo(f"store:   {facts['location']}  ({_size(facts.get('size_bytes'))})")
     click.echo(f"triples: {facts['triples']}  in {len(facts['graphs'])} graphs")
     for graph, count in facts["graphs"].items():
         click.echo(f"  {count:>10}  {graph}")
+
+
+def _models(settings: Settings) -> dict[str, str | None]:
+    """Which model each group uses (None: no model, a supported mode)."""
+    models = ModelSet.from_settings(settings)
+    out: dict[str, str | None] = {}
+    for group in (ModelGroup.MEMORY, ModelGroup.PRIMARY):
+        spec = models.spec(group)
+        out[group.value] = None if spec is None else spec.model
+    return out
 
 
 def _server_facts(settings: Settings, server: dict[str, Any] | None) -> dict[str, Any]:
