@@ -10,6 +10,7 @@ from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Actor, Outcome, WriteMode
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.source_inputs import MessageIn
+from kgmem.store import Changeset
 from kgmem.vocab import KGM, SDO
 from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
 
@@ -90,11 +91,7 @@ def test_contradicting_a_pinned_fact_is_quarantined(world: World) -> None:
     [created] = world.draft(works_at(first, predicate=str(EMPLOYER)))
     old = world.memory(created.memory)
     pinned = [q for q in world.store.quads(ALICE.kg, created.memory, KGM.pinned)]
-    world.store.commit(
-        __import__("kgmem.store", fromlist=["Changeset"]).Changeset.of(
-            [q._replace(object=Literal(True)) for q in pinned], pinned
-        )
-    )
+    world.store.commit(Changeset.of([q._replace(object=Literal(True)) for q in pinned], pinned))
     tool = world.say(
         "tool", "Profile: Alice works at Globex.", tool_name="crm", tool_outcome="success"
     )

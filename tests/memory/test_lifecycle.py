@@ -8,12 +8,12 @@ from datetime import timedelta
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from kgmem.config import load_settings
 from kgmem.errors import DecisionConflict, LifecycleError, UnknownMemory
 from kgmem.memory.entities import self_entity
-from kgmem.memory.gate import Outcome
+from kgmem.memory.gate import Outcome, WriteMode
 from kgmem.memory.lifecycle import Verdict
 from kgmem.memory.model import MemoryStatus
 from kgmem.store import OxigraphStore, Quad, QueryRegistry
@@ -40,9 +40,7 @@ def user_quads(world: World) -> set[Quad]:
 
 def test_review_approve_and_reject(world: World) -> None:
     msg = world.say("user", "I work at Acme.")
-    [held] = world.draft(
-        works_at(msg), mode=__import__("kgmem.memory.gate", fromlist=["WriteMode"]).WriteMode.REVIEW
-    )
+    [held] = world.draft(works_at(msg), mode=WriteMode.REVIEW)
     assert not list(world.store.quads(ALICE.kg, self_entity("alice"), SDO.worksFor))
     world.lifecycle.approve("alice", held.memory)
     assert world.memory(held.memory).status is MemoryStatus.ACTIVE
@@ -52,7 +50,7 @@ def test_review_approve_and_reject(world: World) -> None:
     other = world.say("user", "I work at Globex.")
     [second] = world.draft(
         works_at(other, "Globex"),
-        mode=__import__("kgmem.memory.gate", fromlist=["WriteMode"]).WriteMode.REVIEW,
+        mode=WriteMode.REVIEW,
     )
     world.lifecycle.reject("alice", second.memory)
     assert world.memory(second.memory).status is MemoryStatus.ARCHIVED
@@ -246,9 +244,6 @@ def test_invariants_under_any_action_sequence(actions: list[str]) -> None:
                 text = sources[str(evidence.source)].text
                 assert evidence.span is not None
                 assert text[evidence.span[0] : evidence.span[1]] == evidence.quote
-
-
-_ = Literal
 
 
 def test_use_strengthens_without_a_decision(world: World) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -152,7 +153,7 @@ def test_delta_and_instance_patch_are_validated_together(
     gym = delta_term("alice", "ClimbingGym")
     delta = DeltaPatch(
         (DeclareClass("ClimbingGym", (SDO.Organization,), "climbing gym"),),
-        Provenance("pass:p1", __import__("datetime").datetime(2026, 1, 1)),
+        Provenance("pass:p1", datetime(2026, 1, 1, tzinfo=UTC)),
     )
     mislabelled = Changeset.of(entity("Crux", gym, SDO.Person))
     report = services[1].validate("alice", mislabelled, delta)
