@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rdflib import Namespace
+from enum import StrEnum
+
+from rdflib import Namespace, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, SKOS, XSD
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "SH",
     "SKOS",
     "XSD",
+    "VocabEnum",
     "prefix_declaration",
 ]
 
@@ -28,6 +31,14 @@ FOAF = Namespace("http://xmlns.com/foaf/0.1/")
 DCT = Namespace("http://purl.org/dc/terms/")
 KKO = Namespace("http://kbpedia.org/ontologies/kko#")
 RC = Namespace("http://kbpedia.org/kko/rc/")
+
+
+class VocabEnum(StrEnum):
+    """An enumeration whose members are individuals of kgmem's vocabulary (``kgm:<value>``)."""
+
+    @property
+    def iri(self) -> URIRef:
+        return URIRef(KGM[self.value])
 
 
 def prefix_declaration(prefix: str, namespace: str) -> str:

@@ -15,7 +15,7 @@ from typing import Annotated, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from rdflib import URIRef
 
-from kgmem.vocab import KGM
+from kgmem.vocab import KGM, VocabEnum
 
 __all__ = [
     "Authority",
@@ -33,18 +33,14 @@ __all__ = [
 ]
 
 
-class MemoryKind(StrEnum):
+class MemoryKind(VocabEnum):
     SEMANTIC = "semantic"  # facts and relations
     PROCEDURAL = "procedural"  # how-to, rules, preferences; can become a playbook
     EPISODIC = "episodic"  # events with occurred_at
     REFERENCE = "reference"  # imported content
 
-    @property
-    def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
 
-
-class MemoryStatus(StrEnum):
+class MemoryStatus(VocabEnum):
     PROPOSED = "proposed"
     PENDING = "pending"
     ACTIVE = "active"
@@ -55,22 +51,14 @@ class MemoryStatus(StrEnum):
     ERRONEOUS = "erroneous"
     EXPIRED = "expired"
 
-    @property
-    def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
 
-
-class SupportKind(StrEnum):
+class SupportKind(VocabEnum):
     EXPLICIT = "explicit"  # the quote states the claim
     DERIVED = "derived"  # follows from the quote with a step of reasoning
     INFERRED = "inferred"  # plausible from the quote, not stated
 
-    @property
-    def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
 
-
-class SourceType(StrEnum):
+class SourceType(VocabEnum):
     USER_MESSAGE = "userMessage"
     AGENT_MESSAGE = "agentMessage"
     TOOL_RESULT = "toolResult"
@@ -78,12 +66,8 @@ class SourceType(StrEnum):
     EXTERNAL_NOTE = "externalNote"
     SHORT_NOTE = "shortNote"
 
-    @property
-    def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
 
-
-class Authority(StrEnum):
+class Authority(VocabEnum):
     """Who stands behind a source. The default order is user > tool > task > agent."""
 
     USER = "user"

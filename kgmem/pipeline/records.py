@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 from rdflib import Literal, URIRef
 
 from kgmem.pipeline.stages import StageName
 from kgmem.store import Row, Term
-from kgmem.vocab import KGM
+from kgmem.vocab import VocabEnum
 
 __all__ = [
     "CheckpointRecord",
@@ -24,17 +23,13 @@ __all__ = [
 ]
 
 
-class PassStatus(StrEnum):
+class PassStatus(VocabEnum):
     QUEUED = "passQueued"
     RUNNING = "passRunning"
     PARKED = "passParked"
     WAITING = "passWaiting"
     COMMITTED = "passCommitted"
     ABANDONED = "passAbandoned"
-
-    @property
-    def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
 
     @property
     def finished(self) -> bool:

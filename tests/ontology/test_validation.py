@@ -167,21 +167,28 @@ def test_delta_and_instance_patch_are_validated_together(
     assert [v.kind for v in refused.violations] == [ViolationKind.SCHEMA]
 
 
+def shapes_dir_with_person_email(tmp_path: Path, name: str) -> Path:
+    """A shapes directory: kgmem's core shapes plus an author's file ``name``.ttl that
+    requires every schema:Person to have a schema:email."""
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "core.ttl").write_bytes((REPO / "shapes" / "core.ttl").read_bytes())
+    (shapes / f"{name}.ttl").write_text(
+        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
+        "@prefix schema: <https://schema.org/> .\n"
+        "<urn:shapes:PersonEmail> a sh:NodeShape ; sh:targetClass schema:Person ;\n"
+        "  sh:property [ sh:path schema:email ; sh:minCount 1 ] .\n"
+    )
+    return shapes
+
+
 def test_an_authored_shapes_file_applies(
     services: tuple[OntologyService, ValidationService],
     store: OxigraphStore,
     queries: QueryRegistry,
     tmp_path: Path,
 ) -> None:
-    shapes = tmp_path / "shapes"
-    shapes.mkdir()
-    (shapes / "core.ttl").write_bytes((REPO / "shapes" / "core.ttl").read_bytes())
-    (shapes / "pets.ttl").write_text(
-        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
-        "@prefix schema: <https://schema.org/> .\n"
-        "<urn:shapes:PersonNeedsName> a sh:NodeShape ; sh:targetClass schema:Person ;\n"
-        "  sh:property [ sh:path schema:email ; sh:minCount 1 ] .\n"
-    )
+    shapes = shapes_dir_with_person_email(tmp_path, "pets")
     patch = Changeset.of(entity("Cleo", SDO.Person))
     assert services[1].validate("alice", patch).conforms
     ensure_bundled(store, queries, bundled_files(shapes))  # what a restart does
@@ -198,15 +205,7 @@ def test_shapes_on_existing_entities_see_the_predicates_they_constrain(
     queries: QueryRegistry,
     tmp_path: Path,
 ) -> None:
-    shapes = tmp_path / "shapes"
-    shapes.mkdir()
-    (shapes / "core.ttl").write_bytes((REPO / "shapes" / "core.ttl").read_bytes())
-    (shapes / "people.ttl").write_text(
-        "@prefix sh: <http://www.w3.org/ns/shacl#> .\n"
-        "@prefix schema: <https://schema.org/> .\n"
-        "<urn:shapes:PersonEmail> a sh:NodeShape ; sh:targetClass schema:Person ;\n"
-        "  sh:property [ sh:path schema:email ; sh:minCount 1 ] .\n"
-    )
+    shapes = shapes_dir_with_person_email(tmp_path, "people")
     ensure_bundled(store, queries, bundled_files(shapes))
     validation = ValidationService(store, queries, services[0])
     dana = ex("Dana")
