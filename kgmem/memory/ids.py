@@ -15,11 +15,11 @@ from hashlib import sha256
 from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.store import check_id
+from kgmem.store import USER_NODE_BASE, check_id
 
 __all__ = ["NodeKind", "new_node", "node_iri", "parse_node", "stable_node"]
 
-_BASE = "https://w3id.org/kgmem/user/"
+_BASE = USER_NODE_BASE
 
 
 class NodeKind(StrEnum):

@@ -80,7 +80,11 @@ def neighbourhood(
             reader.add(node, keys, removed)
         else:
             reader.add(node, None, removed)
-    pointed = {o for s, _, o in data if s in written and isinstance(o, URIRef)} - set(focus)
+    # Vocabulary terms (classes, properties, individuals) have no triples in a user graph.
+    base = graphs.node_base
+    pointed = {
+        o for s, _, o in data if s in written and isinstance(o, URIRef) and o.startswith(base)
+    } - set(focus)
     for node in pointed:
         reader.add(node, _ENTITY_KEYS if reader.is_entity(node) else None, removed)
     return data, focus
@@ -98,9 +102,14 @@ class _Reader:
         )
 
     def add(self, node: Node, predicates: Iterable[URIRef] | None, removed: set[Triple]) -> None:
+        """Read ``node``'s triples (only ``predicates`` when given: an entity's, which live
+        in the knowledge graph alone)."""
         if not isinstance(node, URIRef):
             return
-        for graph in (self._graphs.kg, self._graphs.sources):
+        graphs = (
+            (self._graphs.kg, self._graphs.sources) if predicates is None else (self._graphs.kg,)
+        )
+        for graph in graphs:
             quads = (
                 self._store.quads(graph, subject=node)
                 if predicates is None

@@ -17,6 +17,7 @@ from kgmem.store.base import (
 )
 from kgmem.store.facts import StoreFacts, collect_facts
 from kgmem.store.graphs import (
+    USER_NODE_BASE,
     GraphKind,
     ParsedGraph,
     UserGraphs,
@@ -30,6 +31,7 @@ from kgmem.store.queries import Query, QueryKind, QueryRegistry
 from kgmem.store.serialize import from_nquads, to_nquads
 
 __all__ = [
+    "USER_NODE_BASE",
     "AskResult",
     "Bindings",
     "Changeset",

@@ -23,6 +23,7 @@ from rdflib import URIRef
 from kgmem.errors import GraphNameError
 
 __all__ = [
+    "USER_NODE_BASE",
     "GraphKind",
     "ParsedGraph",
     "UserGraphs",
@@ -58,6 +59,9 @@ _USER_KINDS = {
 }
 
 
+USER_NODE_BASE = "https://w3id.org/kgmem/user/"
+
+
 def check_id(value: str, what: str = "id") -> str:
     """Return ``value`` if it is a valid id segment, else raise :class:`GraphNameError`.
 
@@ -90,6 +94,11 @@ class UserGraphs:
 
     def _graph(self, kind: GraphKind) -> URIRef:
         return URIRef(f"{_PREFIX}user:{self.uid}:{kind.value}")
+
+    @property
+    def node_base(self) -> str:
+        """The IRI prefix of every node of this user (memories, entities, sources, ...)."""
+        return f"{USER_NODE_BASE}{self.uid}/"
 
     @property
     def schema(self) -> URIRef:

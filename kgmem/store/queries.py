@@ -10,6 +10,7 @@ token with a serialized term.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -220,10 +221,29 @@ def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -
             rendered[variable] = term_to_sparql(term)
         except ValueError as exc:
             raise BindingError(query.name, variable, str(exc)) from exc
+    text = query.text
     out: list[str] = []
-    last, region, depth = 0, "prologue", 0
-    where_seen = query.kind is not QueryKind.CONSTRUCT  # a CONSTRUCT template comes first
-    for match in _TOKENS.finditer(query.text):
+    last = 0
+    for start, end, variable, projected in _slots(text, query.kind):
+        value = rendered.get(variable)
+        if value is None:
+            continue
+        out += [text[last:start], f"({value} AS ?{variable})" if projected else value]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _slots(text: str, kind: QueryKind) -> tuple[tuple[int, int, str, bool], ...]:
+    """Where in ``text`` a variable may be written in: (start, end, name, in projection).
+
+    Scanned once per query text: variables after the WHERE group (ORDER BY, GROUP BY) are
+    not slots, and a slot in a SELECT projection keeps its column with ``AS``."""
+    slots: list[tuple[int, int, str, bool]] = []
+    region, depth = "prologue", 0
+    where_seen = kind is not QueryKind.CONSTRUCT  # a CONSTRUCT template comes first
+    for match in _TOKENS.finditer(text):
         word, var, brace = match.group("word"), match.group("var"), match.group("brace")
         if word and depth == 0 and word.upper() == "WHERE":
             where_seen = True
@@ -235,14 +255,8 @@ def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -
             region = "body" if region in ("projection", "prologue") else region
             depth += 1 if brace == "{" else -1
             closes_where = depth == 0 and brace == "}" and where_seen
-            if closes_where and query.kind is not QueryKind.UPDATE:
+            if closes_where and kind is not QueryKind.UPDATE:
                 region = "modifiers"
-        if not var or var[1:] not in rendered or region == "modifiers":
-            continue
-        value = rendered[var[1:]]
-        if region == "projection":
-            value = f"({value} AS {var})"
-        out += [query.text[last : match.start()], value]
-        last = match.end()
-    out.append(query.text[last:])
-    return "".join(out)
+        if var and region != "modifiers":
+            slots.append((match.start(), match.end(), var[1:], region == "projection"))
+    return tuple(slots)
