@@ -166,3 +166,24 @@ def test_errors_are_one_line(home: Path, tmp_path: Path) -> None:
     with holding(home / "store"):
         held = error(home, "memories", "list", "--user", "alice")
     assert "held by a running kgmem server; read memories through the server" in held
+
+
+def test_queued_drafts_wait_for_consolidate(home: Path, tmp_path: Path) -> None:
+    ingested(home, tmp_path)
+    lines = draft(home, tmp_path, ACME, LISBON, flags=("--queue",))
+    assert [line.split()[:2] for line in lines] == [["0", "queued"], ["1", "queued"]]
+    assert as_json(home, "memories", "list") == []  # nothing decided yet
+    out = ok(home, "consolidate", "--user", "alice").splitlines()
+    assert out[0] == "no model configured: queued drafts only; raw transcripts wait"
+    assert [line.split()[-1] for line in out[1:10]] == [
+        "extract", "ground", "classify", "resolve", "assemble",
+        "reconcile", "validate", "commit", "author",
+    ]  # fmt: skip
+    assert out[-1].endswith(": committed")
+    titles = sorted(m["title"] for m in as_json(home, "memories", "list"))
+    assert titles == ["I live in Lisbon", "I work at Acme"]
+    again = ok(home, "consolidate", "--user", "alice")
+    assert again.strip() == (
+        "no model configured: queued drafts only; raw transcripts wait\n"
+        "nothing to consolidate for alice (3 sources and 0 drafts not yet taken)"
+    )

@@ -1,8 +1,8 @@
 """Scheduled work inside the server process (APScheduler 3.x, one background thread).
 
-Jobs only call services; each is safe to run at any time and to run late. Today: episodes
-whose time to live has passed expire (every ``sweep_interval_seconds``); the consolidation
-sweep joins when its stages are wired.
+Jobs only call services; each is safe to run at any time and to run late. Every
+``sweep_interval_seconds``: the consolidation sweep (passes for idle chats and queued
+drafts, bounded concurrency) and the expiry of episodes whose time to live has passed.
 """
 
 from __future__ import annotations
@@ -53,11 +53,22 @@ class Jobs:
                 expired[uid] = done
         return expired
 
+    def sweep(self) -> int:
+        """One consolidation sweep; returns how many passes ran."""
+        try:
+            return len(self.services.consolidation.sweep())
+        except KgmemError:
+            log.exception("consolidation sweep failed")
+            return 0
+
     def start(self) -> None:
         interval = self.services.settings.sweep_interval_seconds
         self.scheduler = BackgroundScheduler(daemon=True)
         self.scheduler.add_job(
             self.expire, "interval", seconds=interval, id="expire", max_instances=1, coalesce=True
+        )
+        self.scheduler.add_job(
+            self.sweep, "interval", seconds=interval, id="sweep", max_instances=1, coalesce=True
         )
         self.scheduler.start()
 

@@ -16,6 +16,9 @@ from kgmem.ontology import (
     check_bundled,
     ensure_bundled,
 )
+from kgmem.pipeline.consolidation import Consolidation
+from kgmem.pipeline.lm import ModelSet
+from kgmem.pipeline.ports import PassPorts
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore
 
 __all__ = ["Services", "build_services"]
@@ -33,6 +36,8 @@ class Services:
     sources: SourceStore
     gate: WriteGate
     lifecycle: Lifecycle
+    models: ModelSet
+    consolidation: Consolidation
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
 
     def close(self) -> None:
@@ -70,6 +75,9 @@ def build_services(
     sources = SourceStore(store, queries, clock, policy=ShortMemoryPolicy.from_settings(settings))
     gate = WriteGate(store, queries, settings, clock, sources, ontology, validation)
     lifecycle = Lifecycle(store, queries, clock, validation)
+    models = ModelSet.from_settings(settings)
+    ports = PassPorts(ontology, validation, sources, gate, models)
+    consolidation = Consolidation(store, queries, clock, settings, ports)
     return Services(
         settings,
         store,
@@ -81,6 +89,8 @@ def build_services(
         sources,
         gate,
         lifecycle,
+        models,
+        consolidation,
         clock.now(),
     )
 

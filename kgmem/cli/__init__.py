@@ -9,6 +9,7 @@ import click
 from kgmem import __version__
 from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/disjoint`
 from kgmem.cli.common import fail
+from kgmem.cli.consolidate import consolidate
 from kgmem.cli.core import serve, sparql, status
 from kgmem.cli.ingest import ingest
 from kgmem.cli.memories import memories, review
@@ -32,6 +33,7 @@ for command in (serve, status, sparql, ontology):
 cli.add_command(ingest)
 cli.add_command(memories)
 cli.add_command(review)
+cli.add_command(consolidate)
 
 
 def main(argv: list[str] | None = None) -> None:

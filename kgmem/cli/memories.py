@@ -188,8 +188,16 @@ def _read_drafts(path: Path) -> list[Any]:
 @_user_option
 @click.option("--review", "held", is_flag=True, help="Review mode: every agent draft waits.")
 @click.option("--person", is_flag=True, help="Draft as the user (not as an agent).")
+@click.option(
+    "--queue",
+    "queued",
+    is_flag=True,
+    help="Hand the drafts to the next consolidation pass instead of deciding now.",
+)
 @_json_option
-def draft(path: Path, uid: str | None, held: bool, person: bool, as_json: bool) -> None:
+def draft(
+    path: Path, uid: str | None, held: bool, person: bool, queued: bool, as_json: bool
+) -> None:
     """Run the drafts in FILE through the write gate.
 
     FILE is JSON: one draft object or a list of up to batch_max drafts. A draft has kind,
@@ -197,11 +205,18 @@ def draft(path: Path, uid: str | None, held: bool, person: bool, as_json: bool) 
     optional entities, excerpt, body, tags, confidence, occurred_at, ttl. Each evidence
     source is an ingested source's IRI. Prints one line per draft: index, outcome, memory
     id and reasons. A malformed draft refuses the whole file before anything is written.
+    With --queue the drafts wait for `kgmem consolidate` (or the server's sweep), which runs
+    them through every consolidation stage; one line per queued draft.
     """
     settings, user = _settings(uid)
     payloads = _read_drafts(path)
     with local_services(settings, "draft memories") as services:
         try:
+            if queued:
+                nodes = services.consolidation.queue(user, payloads)
+                for index, node in enumerate(nodes):
+                    click.echo(f"{index} queued {short(node)}")
+                return
             result = services.gate.draft(
                 user,
                 payloads,

@@ -50,6 +50,7 @@ class WriteMode(StrEnum):
 class Actor(StrEnum):
     AGENT = "agent"  # an agent's write: subject to the mode
     PERSON = "person"  # the user, through the CLI or the browser
+    CONSOLIDATION = "consolidation"  # a background pass: subject to the mode, like an agent
 
 
 class Outcome(StrEnum):

@@ -20,7 +20,15 @@ from kgmem.ontology.effective import EffectiveOntology
 from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF, SDO
 
-__all__ = ["EntityMatch", "EntityResolver", "name_key", "self_entity", "self_quads"]
+__all__ = [
+    "EntityMatch",
+    "EntityResolver",
+    "entity_quads",
+    "name_key",
+    "self_entity",
+    "self_quads",
+    "types_compatible",
+]
 
 _SPACE = re.compile(r"\s+")
 
@@ -94,12 +102,12 @@ class EntityResolver:
         key = name_key(name)
         if pending is not None and key in pending:
             earlier = pending[key]
-            if _compatible(earlier.types, types, effective):
+            if types_compatible(earlier.types, types, effective):
                 return EntityMatch(earlier.iri, earlier.name, earlier.types, created=False)
         fits = [
             c
             for c in self.candidates(uid, name)
-            if _compatible(frozenset(c.types), types, effective)
+            if types_compatible(frozenset(c.types), types, effective)
         ]
         if fits:
             best = max(
@@ -111,7 +119,7 @@ class EntityResolver:
                 ),
             )
             added = [t for t in types if t not in best.types]
-            quads = _entity_quads(uid, best.iri, None, added, aliases, best.names)
+            quads = entity_quads(uid, best.iri, None, added, aliases, best.names)
             return EntityMatch(
                 best.iri,
                 sorted(best.names)[0] if best.names else name,
@@ -125,21 +133,23 @@ class EntityResolver:
             name,
             frozenset(types),
             True,
-            tuple(_entity_quads(uid, iri, name, types, aliases, set())),
+            tuple(entity_quads(uid, iri, name, types, aliases, set())),
         )
         if pending is not None:
             pending[key] = match
         return match
 
 
-def _compatible(
+def types_compatible(
     have: Iterable[URIRef], want: Iterable[URIRef], effective: EffectiveOntology
 ) -> bool:
+    """Whether something of the ``have`` types may also be of the ``want`` types (no two
+    of them are disjoint in ``effective``)."""
     want = list(want)
     return not any(effective.disjointness(a, b) for a in have for b in want)
 
 
-def _entity_quads(
+def entity_quads(
     uid: str,
     iri: URIRef,
     name: str | None,
@@ -147,6 +157,8 @@ def _entity_quads(
     aliases: Iterable[str],
     known_names: set[str],
 ) -> list[Quad]:
+    """The quads of entity ``iri`` in ``uid``'s kg graph: with ``name``, the ones that create
+    it; without, the ones that add ``types`` and the ``aliases`` not among ``known_names``."""
     graph = UserGraphs(uid).kg
     quads: list[Quad] = []
     keys: dict[str, str] = defaultdict(str)
@@ -167,4 +179,4 @@ def _entity_quads(
 
 def self_quads(uid: str, account_name: str) -> list[Quad]:
     """The user's own entity, typed as a person and named after the account."""
-    return _entity_quads(uid, self_entity(uid), account_name, [SDO.Person], (), set())
+    return entity_quads(uid, self_entity(uid), account_name, [SDO.Person], (), set())

@@ -43,7 +43,7 @@ from kgmem.memory.model import Authority, DraftMemory, SourceRecord
 from kgmem.memory.planning import PlanContext, plan_draft
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
-from kgmem.ontology import OntologyService, ValidationService
+from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM
 
@@ -132,29 +132,58 @@ class WriteGate:
         mode: WriteMode,
         account: str,
     ) -> Work:
-        draft = self._reported(uid, draft)
-        sources = self._sources.get(uid, [e.source for e in draft.evidence])
+        work = self.decide(uid, index, self._reported(uid, draft), actor, mode, account)
+        if work.result.outcome is Outcome.REFUSED:
+            return work
+        report = self._validation.validate(uid, Changeset.of(work.change_add, work.change_remove))
+        if report.conforms:
+            return work
+        return Work(
+            [],
+            [],
+            ItemResult(
+                index,
+                Outcome.REFUSED,
+                reasons=tuple(v.message for v in report.violations),
+                violations=report.violations,
+            ),
+        )
+
+    def decide(
+        self,
+        uid: str,
+        index: int,
+        draft: DraftMemory,
+        actor: Actor,
+        mode: WriteMode,
+        account: str,
+        *,
+        resolver: EntityResolver | None = None,
+        effective: EffectiveOntology | None = None,
+        needs_terms: Sequence[URIRef] = (),
+    ) -> Work:
+        """Plan and decide one draft against the store as it is; nothing is validated or
+        written. Consolidation's reconcile stage calls this with the pass's own entity
+        bindings (``resolver``), the ontology as the pass's schema delta will make it
+        (``effective``) and the terms it deferred (``needs_terms``: the memory waits)."""
+        sources, previous = self.sources_of(uid, draft)
+        effective = effective or self._ontology.effective(uid)
         ctx = PlanContext(
             uid,
             account,
-            self._ontology.effective(uid),
-            self._resolver,
-            _by_id(sources),
-            self._previous(uid, sources.values()),
+            effective,
+            resolver or self._resolver,
+            sources,
+            previous,
             {},
             self._order,
         )
         plan = plan_draft(draft, ctx)
+        plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
         if not plan.grounded:
-            return Work(
-                [],
-                [],
-                ItemResult(
-                    index, Outcome.REFUSED, reasons=tuple(plan.refusals) or ("no evidence",)
-                ),
-            )
-        functional = self._ontology.effective(uid).is_functional
-        existing = self._active.about(uid, plan.claims, functional, self._order)
+            reasons = tuple(plan.refusals) or ("no evidence",)
+            return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons))
+        existing = self._active.about(uid, plan.claims, effective.is_functional, self._order)
         deps = GateDeps(
             self._store,
             self._ontology,
@@ -164,23 +193,7 @@ class WriteGate:
             self._order,
             self._clock.now(),
         )
-        work = Decider(deps, uid, index, draft, plan, actor, mode, existing).run()
-        if work.result.outcome is not Outcome.REFUSED:
-            report = self._validation.validate(
-                uid, Changeset.of(work.change_add, work.change_remove)
-            )
-            if not report.conforms:
-                return Work(
-                    [],
-                    [],
-                    ItemResult(
-                        index,
-                        Outcome.REFUSED,
-                        reasons=tuple(v.message for v in report.violations),
-                        violations=report.violations,
-                    ),
-                )
-        return work
+        return Decider(deps, uid, index, draft, plan, actor, mode, existing).run()
 
     def mode(self, uid: str) -> WriteMode:
         """The user's write mode (autonomous unless they chose review)."""
@@ -212,6 +225,18 @@ class WriteGate:
             for e in draft.evidence
         )
         return draft.model_copy(update={"evidence": evidence})
+
+    def sources_of(
+        self, uid: str, draft: DraftMemory
+    ) -> tuple[dict[str, SourceRecord], dict[URIRef, SourceRecord]]:
+        """The user's sources ``draft`` cites (by id and by IRI), and for each cited user
+        message the message before it (a confirmation grounds the claim it confirms)."""
+        sources = self._sources.get(uid, [e.source for e in draft.evidence])
+        return _by_id(sources), self._previous(uid, sources.values())
+
+    @property
+    def authority_order(self) -> tuple[Authority, ...]:
+        return self._order
 
     def _previous(self, uid: str, records: Any) -> dict[URIRef, SourceRecord]:
         out = {}

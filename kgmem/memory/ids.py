@@ -34,6 +34,8 @@ class NodeKind(StrEnum):
     DECISION = "decision"
     PASS = "pass"
     PREFERENCES = "prefs"
+    QUEUED_DRAFT = "queued"
+    PAGE = "page"
 
 
 def node_iri(uid: str, kind: NodeKind, local: str) -> URIRef:

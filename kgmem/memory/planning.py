@@ -39,7 +39,7 @@ from kgmem.ontology import EffectiveOntology, TermKind
 from kgmem.store import Quad
 from kgmem.vocab import PREFIXES
 
-__all__ = ["DraftPlan", "expand_term", "plan_draft"]
+__all__ = ["DraftPlan", "expand_term", "grounding_context", "plan_draft"]
 
 _SELF = {"i", "me", "my", "mine", "myself", "the user", "user"}
 
@@ -86,11 +86,7 @@ class PlanContext:
 def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
     plan = DraftPlan()
     types = _entity_types(draft, ctx, plan)
-    grounding = GroundingContext(
-        user=ctx.account_name,
-        entities={e.name: e.aliases for e in draft.entities},
-        previous=ctx.previous,
-    )
+    grounding = grounding_context(draft, ctx.account_name, ctx.previous)
     if not draft.claims:
         _ground_unstructured(draft, ctx, plan)
     for index, claim in enumerate(draft.claims):
@@ -107,6 +103,17 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
         plan.about.append(match.iri)
     plan.about = list(dict.fromkeys(plan.about))
     return plan
+
+
+def grounding_context(
+    draft: DraftMemory, account_name: str, previous: Mapping[URIRef, SourceRecord]
+) -> GroundingContext:
+    """Who "I" is and which names are aliases, as grounding sees a draft."""
+    return GroundingContext(
+        user=account_name,
+        entities={e.name: e.aliases for e in draft.entities},
+        previous=previous,
+    )
 
 
 def _why(refusal: Refusal) -> str:

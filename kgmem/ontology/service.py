@@ -132,6 +132,16 @@ class OntologyService:
             uid, self.user_vocabulary(uid), self.index(), patch, UserGraphs(uid).schema
         )
 
+    def preview(self, uid: str, patch: DeltaPatch) -> tuple[EffectiveOntology, DeltaPlan]:
+        """``uid``'s effective ontology as it will be once ``patch`` commits, and the patch's
+        plan; raises like :meth:`plan_delta`. Nothing is written or cached."""
+        plan = self.plan_delta(uid, patch)
+        current = self.effective(uid)
+        preview = EffectiveOntology(
+            uid, plan.vocabulary, current.classes, current.properties, current.delta_graph
+        )
+        return preview.extend(plan.terms), plan
+
     def apply_delta(self, uid: str, patch: DeltaPatch) -> DeltaPlan:
         """Check and commit ``patch`` in one store transaction; all of it or none."""
         with self._lock:

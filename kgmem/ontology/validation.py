@@ -64,21 +64,12 @@ class ValidationService:
         violations: list[Violation] = []
         if delta is not None:
             try:
-                plan = self._ontology.plan_delta(uid, delta)
+                effective, _ = self._ontology.preview(uid, delta)
             except OntologyError as exc:
                 term = URIRef(getattr(exc, "term", "urn:kgmem:delta"))
                 violations.append(
                     Violation(term, ViolationKind.SCHEMA, "delta", None, None, str(exc))
                 )
-            else:
-                effective = EffectiveOntology(
-                    uid,
-                    plan.vocabulary,
-                    effective.classes,
-                    effective.properties,
-                    effective.delta_graph,
-                )
-                effective = effective.extend(plan.terms)
         self.program()  # compiles the shapes and the predicates they constrain, once
         data, focus = neighbourhood(
             self._store, UserGraphs(uid), instance, self._constrained, effective.is_functional

@@ -9,20 +9,29 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from kgmem.pipeline.assemble import AssembleStage, delta_patch
+from kgmem.pipeline.author import AuthorStage, render_page
 from kgmem.pipeline.boundary import BoundaryOutcome, StageFailure, stage_boundary
 from kgmem.pipeline.checkpoints import Checkpoints, pass_iri, stage_iri
+from kgmem.pipeline.classify import ClassifyStage
+from kgmem.pipeline.commit import PassCommitStage
+from kgmem.pipeline.consolidation import Consolidation, ConsolidationStatus, default_stages
+from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.extract import (
     EXTRACT_STAGE,
     DroppedClaim,
     DropReason,
     ExtractedDraft,
     ExtractionResult,
+    ExtractStage,
     GroundedDraft,
     extract_claims,
     ground_extraction,
     to_drafts,
 )
+from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.lm import ModelGroup, ModelSet, ModelSpec
+from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import (
     NEW_ENTITY,
     NO_TERM,
@@ -38,6 +47,7 @@ from kgmem.pipeline.proposals import (
     TermDecision,
     UndeclaredTerm,
 )
+from kgmem.pipeline.reconcile import ReconcileStage
 from kgmem.pipeline.records import (
     CheckpointRecord,
     OutboxRecord,
@@ -45,6 +55,7 @@ from kgmem.pipeline.records import (
     PassRef,
     PassStatus,
 )
+from kgmem.pipeline.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.runner import (
     MAX_RECOVERIES,
     PassRunner,
@@ -64,6 +75,15 @@ from kgmem.pipeline.stages import (
     Stage,
     StageName,
 )
+from kgmem.pipeline.validate import ValidateStage
+from kgmem.pipeline.worklist import (
+    Dropped,
+    EntityBinding,
+    PassDraft,
+    Undeclared,
+    Worklist,
+    worklist,
+)
 
 if TYPE_CHECKING:
     from kgmem.pipeline.programs import StrictChatAdapter, run_signature
@@ -81,25 +101,35 @@ __all__ = [
     "NEW_ENTITY",
     "NO_TERM",
     "AnyStage",
+    "AssembleStage",
     "AssembleTerms",
     "AuthorPage",
+    "AuthorStage",
     "BoundaryOutcome",
     "CheckpointRecord",
     "Checkpoints",
+    "ClassifyStage",
     "ClassifyTerm",
     "CommitPlan",
     "CommitStage",
+    "Consolidation",
+    "ConsolidationStatus",
+    "Contributions",
     "DropReason",
+    "Dropped",
     "DroppedClaim",
+    "EntityBinding",
     "EntityCandidate",
     "EntityChoice",
     "ExcludedSource",
     "ExclusionReason",
     "ExtractClaims",
+    "ExtractStage",
     "ExtractedClaim",
     "ExtractedDraft",
     "ExtractedEvidence",
     "ExtractionResult",
+    "GroundStage",
     "GroundedDraft",
     "ItemKey",
     "ItemResult",
@@ -110,14 +140,20 @@ __all__ = [
     "OutboxRecord",
     "PageFact",
     "PageMemory",
+    "PassCommitStage",
     "PassContext",
+    "PassDraft",
+    "PassPorts",
     "PassRecord",
     "PassRef",
+    "PassResolver",
     "PassRunner",
     "PassState",
     "PassStatus",
+    "ReconcileStage",
     "RecoverFn",
     "RenderedSegment",
+    "ResolveStage",
     "ResolveTieBreak",
     "SchemaPatch",
     "Segment",
@@ -128,15 +164,22 @@ __all__ = [
     "TermCandidate",
     "TermChoice",
     "TermDecision",
+    "Undeclared",
     "UndeclaredTerm",
+    "ValidateStage",
+    "Worklist",
+    "default_stages",
+    "delta_patch",
     "extract_claims",
     "ground_extraction",
     "pass_iri",
     "rebuild_from_contributions",
+    "render_page",
     "run_signature",
     "stage_boundary",
     "stage_iri",
     "to_drafts",
+    "worklist",
 ]
 
 _LAZY = {

@@ -320,7 +320,7 @@ class Checkpoints:
         edit.set(node, KGM.attempts, _int(0))
         following = stage.following
         if following is None:
-            self._finish(edit, uid, pass_id, PassStatus.COMMITTED, at)
+            self._finish(edit, uid, pass_id, PassStatus.COMMITTED, at, keep=checkpoint)
             return
         edit.set(node, KGM.currentStage, following.iri)
         if stage.order < StageName.COMMIT.order:
@@ -328,19 +328,39 @@ class Checkpoints:
                 edit.add(node, KGM.dirtyEntity, URIRef(entity))
 
     def _finish(
-        self, edit: OpsEdit, uid: str, pass_id: str, status: PassStatus, at: datetime
+        self,
+        edit: OpsEdit,
+        uid: str,
+        pass_id: str,
+        status: PassStatus,
+        at: datetime,
+        *,
+        keep: URIRef | None = None,
     ) -> None:
         node = pass_iri(uid, pass_id)
         edit.set(node, KGM.passStatus, status.iri)
         edit.set(node, KGM.finishedAt, at_literal(at))
         edit.set(node, KGM.nextAttemptAt, None)
         edit.set(node, KGM.dirtyEntity, None)
+        # History keeps each stage's times and attempts, and the state of the last stage
+        # that finished (it holds every stage's output: what was dropped, and why).
+        if keep is None:
+            stages = [
+                c
+                for c in edit.subjects(KGM.checkpointOf, node)
+                if edit.values(c, KGM.payload) and not edit.values(c, KGM.itemKey)
+            ]
+            keep = max(stages, key=lambda c: _order(edit.values(c, KGM.stage)), default=None)
         for checkpoint in edit.subjects(KGM.checkpointOf, node):
             if edit.values(checkpoint, KGM.itemKey):
                 edit.forget(checkpoint)
-            else:
-                edit.set(checkpoint, KGM.payload, None)  # history keeps times and attempts
+            elif checkpoint != keep:
+                edit.set(checkpoint, KGM.payload, None)
         edit.drop_graph(UserGraphs(uid).proposal(pass_id))
+
+
+def _order(stages: list[Term]) -> int:
+    return max((StageName.from_iri(str(s)).order for s in stages), default=0)
 
 
 def _check_scope(graphs: UserGraphs, changes: Changeset) -> None:

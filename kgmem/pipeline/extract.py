@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -28,8 +29,13 @@ from kgmem.memory.model import (
     MemoryKind,
     SourceRecord,
 )
+from kgmem.pipeline.contributions import Contributions, is_queued_draft
+from kgmem.pipeline.lm import ModelGroup
+from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import ExtractedClaim
 from kgmem.pipeline.segment import ExcludedSource, RenderedSegment, Segment
+from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
+from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist
 
 if TYPE_CHECKING:
     import dspy
@@ -38,6 +44,7 @@ __all__ = [
     "EXTRACT_STAGE",
     "DropReason",
     "DroppedClaim",
+    "ExtractStage",
     "ExtractedDraft",
     "ExtractionResult",
     "GroundedDraft",
@@ -215,3 +222,81 @@ def ground_extraction(
         )
         for item in result.drafts
     )
+
+
+class ExtractStage:
+    """The extract stage: one item per conversation (its sources, in order) and one per
+    queued draft. A conversation's claims come from the memory model; a queued draft is
+    already structured and passes through. Without a model a conversation yields nothing
+    (its sources are recorded as waiting) — the sweep does not start such passes."""
+
+    name = StageName.EXTRACT
+
+    def __init__(self, ports: PassPorts, contributions: Contributions) -> None:
+        self._ports, self._contributions = ports, contributions
+
+    def items(self, ctx: PassContext, state: PassState) -> list[ItemKey]:
+        keys: set[str] = set()
+        records = self._ports.sources.get(ctx.uid, [str(c) for c in state.contribution_iris])
+        for iri in state.contribution_iris:
+            if is_queued_draft(iri):
+                keys.add(str(iri))
+            elif str(iri) in records:
+                keys.add(_conversation(records[str(iri)]))
+        return sorted(keys)
+
+    def run_item(self, ctx: PassContext, state: PassState, item: ItemKey) -> ItemResult:
+        if is_queued_draft(item):
+            queued = self._contributions.queued(ctx.uid, [URIRef(item)])
+            if not queued:
+                dropped = Dropped(
+                    key=item, stage=self.name, code="missing", message="queued draft is gone"
+                )
+                return ItemResult(value=Worklist(dropped=(dropped,)).to_json())
+            draft = PassDraft(key=f"{item}#000", draft=queued[URIRef(item)], origin=(item,))
+            return ItemResult(value=Worklist(drafts=(draft,)).to_json())
+        records = self._ports.sources.get(ctx.uid, [str(c) for c in state.contribution_iris])
+        mine = sorted(
+            (r for r in records.values() if _conversation(r) == item),
+            key=lambda r: (r.timestamp, r.turn if r.turn is not None else -1, str(r.iri)),
+        )
+        unique = tuple(dict.fromkeys(mine))
+        lm = self._ports.models.lm(ModelGroup.MEMORY)
+        if lm is None:
+            message = f"{len(unique)} sources wait for a model to extract claims from"
+            dropped = Dropped(key=item, stage=self.name, code="no_model", message=message)
+            return ItemResult(value=Worklist(dropped=(dropped,)).to_json())
+        result = extract_claims(Segment(unique), lm)
+        origin = tuple(str(r.iri) for r in unique)
+        when = {str(r.iri): r.timestamp for r in unique}
+        drafts = tuple(
+            PassDraft(key=f"{item}#{d.index:03d}", draft=_valid_from(d.draft, when), origin=origin)
+            for d in result.drafts
+        )
+        dropped_claims = tuple(
+            Dropped(key=f"{item}#{d.index:03d}", stage=self.name, code=d.reason, message=d.message)
+            for d in result.dropped
+        )
+        return ItemResult(value=Worklist(drafts=drafts, dropped=dropped_claims).to_json())
+
+
+def _valid_from(draft: DraftMemory, when: Mapping[str, datetime]) -> DraftMemory:
+    """A claim read from a conversation holds from when it was said (the latest source it
+    cites), unless the model gave a time: a newer statement then supersedes an older one."""
+    times = [when[e.source] for e in draft.evidence if e.source in when]
+    if not times:
+        return draft
+    claims = tuple(
+        c if c.valid_from is not None else c.model_copy(update={"valid_from": max(times)})
+        for c in draft.claims
+    )
+    return draft.model_copy(update={"claims": claims})
+
+
+def _conversation(record: SourceRecord) -> str:
+    """The unit a source is extracted with: its chat, else its task, else the loose notes."""
+    if record.chat:
+        return f"chat:{record.chat}"
+    if record.task_id:
+        return f"task:{record.task_id}"
+    return "notes"

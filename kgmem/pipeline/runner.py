@@ -88,8 +88,15 @@ class PassRunner:
         """Passes to run now: queued, parked past their backoff, or running past their lease."""
         return self._checkpoints.due(uid, self._clock.now())
 
-    def run(self, uid: str, pass_id: str) -> PassRecord:
-        """Run the pass from its current stage until it ends or parks; returns its record."""
+    def run(
+        self,
+        uid: str,
+        pass_id: str,
+        *,
+        progress: Callable[[str, StageName], None] | None = None,
+    ) -> PassRecord:
+        """Run the pass from its current stage until it ends or parks; returns its record.
+        ``progress(pass_id, stage)`` is told each stage as it starts."""
         record = self._checkpoints.record(uid, pass_id)
         if record.status.finished or record.status is PassStatus.WAITING:
             return record
@@ -102,6 +109,8 @@ class PassRunner:
         stage: StageName | None = record.stage or StageName.EXTRACT
         attempt = record.attempts
         while stage is not None:
+            if progress is not None:
+                progress(pass_id, stage)
             ok, state = self._run_stage(uid, pass_id, stage, state, attempt)
             if not ok:
                 return self._after_failure(uid, pass_id)

@@ -7,21 +7,22 @@ from datetime import UTC, datetime, timedelta
 
 from starlette.testclient import TestClient
 
-from kgmem.api import Jobs, build_services, create_app, users_of
+from kgmem.api import Jobs, Services, build_services, create_app, users_of
 from kgmem.clock import FixedClock
 from kgmem.config import Settings
 from kgmem.memory import MemoryStatus, MessageIn
+from kgmem.memory.listing import MemoryList, MemorySummary
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def test_the_app_runs_the_expiry_job_and_stops_it(settings: Settings) -> None:
+def test_the_app_runs_the_sweep_and_expiry_jobs_and_stops_them(settings: Settings) -> None:
     app = create_app(replace(settings, sweep_interval_seconds=3600))
     jobs: Jobs = app.state.jobs
     with TestClient(app):
         assert jobs.scheduler is not None and jobs.scheduler.running
-        [job] = jobs.scheduler.get_jobs()
-        assert job.id == "expire" and job.trigger.interval == timedelta(hours=1)
+        found = {job.id: job.trigger.interval for job in jobs.scheduler.get_jobs()}
+        assert found == {"expire": timedelta(hours=1), "sweep": timedelta(hours=1)}
     assert jobs.scheduler is None  # stopped before the store closed
 
 
@@ -54,3 +55,31 @@ def test_expiry_job_expires_due_episodes_of_every_user(settings: Settings) -> No
         assert jobs.expire() == {}  # nothing is expired twice
     finally:
         services.close()
+
+
+def test_sweep_job_consolidates_queued_drafts_of_every_user(settings: Settings) -> None:
+    services = build_services(settings, clock=FixedClock(NOW), in_memory=True)
+    try:
+        for uid in ("alice", "bob"):
+            msg = services.sources.ingest_message(
+                uid, MessageIn(chat="c", turn=0, role="user", text="I work at Acme.")
+            )
+            draft = {
+                "kind": "semantic",
+                "title": "Works at Acme",
+                "claims": [{"subject": "I", "predicate": "schema:worksFor", "object": "Acme"}],
+                "evidence": [{"source": str(msg.iri), "quote": "I work at Acme"}],
+            }
+            services.consolidation.queue(uid, [draft])
+        jobs = Jobs(services)
+        assert jobs.sweep() == 2  # one pass per user
+        for uid in ("alice", "bob"):
+            [memory] = _active(services, uid)
+            assert memory.title == "Works at Acme"
+        assert jobs.sweep() == 0  # nothing left to take
+    finally:
+        services.close()
+
+
+def _active(services: Services, uid: str) -> list[MemorySummary]:
+    return MemoryList(services.store, services.queries).memories(uid, status=MemoryStatus.ACTIVE)

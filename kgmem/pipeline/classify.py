@@ -1,0 +1,462 @@
+"""Classify (label matching + model): the terms a draft uses, taken from the user's effective
+ontology; what is missing is proposed, never silently invented.
+
+Per draft (an item of the stage), every claim predicate is a property and every entity type
+a class of the effective ontology, written as a full IRI:
+
+- a CURIE or IRI the ontology knows with that role stays;
+- words ("works for", "worksFor", a CURIE the ontology does not know) are matched against
+  the labels, alternate labels and local names of the effective ontology's terms, normalized
+  (case, spacing, camelCase, plurals). One exact match is taken. Several, or only near ones:
+  the model (group ``memory``) chooses among those offered, and an answer that was not
+  offered counts as no match; without a model the best exact match is taken only when its
+  field (label > alternate label > local name) beats every other;
+- no match: the draft uses a placeholder in the user's own term namespace
+  (:func:`~kgmem.ontology.delta_term`) and the worklist reports it as :class:`Undeclared`
+  with nearby terms as candidates. The assemble stage decides what the placeholder becomes.
+
+Entities: the draft's ``entities`` get an entry for every claim subject and object that is
+not the user, with the types the draft gave (classified as above) plus a provisional type
+from the predicate's domain (subject) or range (object) when the ontology names exactly one
+class there and it neither repeats nor contradicts a type already held. The user ("I", "me",
+"user", the user id) is left to the write gate, which maps it to the user's own entity.
+
+Typing claims (predicate ``rdf:type``, "a", "type", "is a") are not relations: their object
+is classified as a class and becomes a type of the subject's entity, and the claim leaves
+``claims`` (the memory keeps its quotes, title and other claims; a draft whose only claim
+was a typing is a memory of its quotes about the typed entity). A *negated* typing cannot be
+written as a type, so its draft is dropped with ``negated_type``; a term with no letters to
+name it is dropped with ``unnameable_term``. Nothing is dropped without a code and a reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
+
+from rdflib import URIRef
+
+from kgmem.errors import ModelOutputError
+from kgmem.memory.entities import name_key
+from kgmem.memory.model import ClaimDraft, DraftMemory, EntityDraft
+from kgmem.memory.planning import expand_term
+from kgmem.ontology import EffectiveOntology, TermKind, delta_term
+from kgmem.ontology.search import normalize
+from kgmem.ontology.vocabulary import local_name_words
+from kgmem.pipeline.lm import ModelGroup
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.proposals import NO_TERM, TermCandidate, TermChoice
+from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
+from kgmem.pipeline.worklist import Dropped, PassDraft, Undeclared, Worklist, worklist
+from kgmem.vocab import PREFIXES, RDF
+
+if TYPE_CHECKING:
+    import dspy
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "USER_MENTIONS",
+    "ClassifiedDraft",
+    "ClassifyDrop",
+    "ClassifyNote",
+    "ClassifyStage",
+    "curie",
+    "term_name",
+]
+
+_log = logging.getLogger(__name__)
+
+Role = Literal["class", "property"]
+MAX_CANDIDATES = 8  # terms offered to the model, and kept as an undeclared term's candidates
+#: mentions of the user; the write gate resolves them (and the user id) to the user's entity
+USER_MENTIONS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user"})
+_TYPING = frozenset({"a", "type", "is a", "is an", "rdf:type", "instance of"})
+_STOP = frozenset({"a", "an", "the", "of", "to", "in", "on", "at", "for", "by", "is", "has"})
+_TIERS = {3: "label", 2: "alternate label", 1: "local name"}
+_KIND: dict[Role, TermKind] = {"class": TermKind.CLASS, "property": TermKind.PROPERTY}
+
+
+class ClassifyDrop(StrEnum):
+    NEGATED_TYPE = "negated_type"  # "X is not a Y" cannot be written as a type
+    UNNAMEABLE_TERM = "unnameable_term"  # no letters to name a placeholder term with
+
+
+@dataclass(frozen=True)
+class ClassifyNote:
+    """Why a surface did not get an ontology term (a tie, a refused or empty model answer)."""
+
+    surface: str
+    role: Role
+    reason: str
+
+
+@dataclass(frozen=True)
+class ClassifiedDraft:
+    """One draft's outcome: the worklist part the stage banks, and the notes behind it."""
+
+    work: Worklist
+    notes: tuple[ClassifyNote, ...] = ()
+
+
+def curie(term: str) -> str:
+    """``https://schema.org/worksFor`` → ``schema:worksFor``; other IRIs stay whole.
+
+    >>> curie("https://schema.org/worksFor")
+    'schema:worksFor'
+    """
+    for prefix, namespace in sorted(PREFIXES.items(), key=lambda item: -len(item[1])):
+        local = term.removeprefix(namespace)
+        if local != term and re.fullmatch(r"[A-Za-z_][\w-]*", local):
+            return f"{prefix}:{local}"
+    return term
+
+
+def term_name(surface: str, role: Role) -> str | None:
+    """The local name to mint for ``surface``: lowerCamelCase for a property, UpperCamelCase
+    for a class; None when it has no letters to name it with.
+
+    >>> term_name("prefers seat", "property"), term_name("vegan café", "class")
+    ('prefersSeat', 'VeganCafe')
+    """
+    ascii_text = unicodedata.normalize("NFKD", surface).encode("ascii", "ignore").decode()
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", ascii_text)
+    words = re.findall(r"[A-Za-z0-9]+", spaced)
+    while words and not words[0][0].isalpha():
+        words.pop(0)
+    if not words:
+        return None
+    name = "".join(w[:1].upper() + w[1:].lower() for w in words)[:64]
+    return name[:1].lower() + name[1:] if role == "property" else name
+
+
+def _as_iri(text: str) -> URIRef | None:
+    """A CURIE with a known prefix or an absolute IRI; None for words."""
+    text = text.strip()
+    if not text or any(ch.isspace() for ch in text):
+        return None
+    prefix, _, local = text.partition(":")
+    if prefix in PREFIXES and local:
+        return expand_term(text)
+    return URIRef(text) if re.match(r"(https?|urn):", text) else None
+
+
+def _words(surface: str) -> str:
+    iri = _as_iri(surface)
+    return local_name_words(iri) if iri is not None else surface
+
+
+class _Matcher:
+    """The effective ontology's terms of one kind by normalized label, alternate label and
+    local name (exact), and by their words (near)."""
+
+    def __init__(self, effective: EffectiveOntology, kind: TermKind) -> None:
+        vocab = effective.vocabulary
+        pool = effective.properties if kind is TermKind.PROPERTY else effective.classes
+        self._exact: dict[str, dict[URIRef, int]] = defaultdict(dict)
+        self._words: dict[str, set[URIRef]] = defaultdict(set)
+        for term in pool:
+            if vocab.kind_of(term) is not kind:
+                continue
+            fields = (
+                (3, vocab.labels.get(term, [])),
+                (2, vocab.alt_labels.get(term, [])),
+                (1, [local_name_words(term)]),
+            )
+            for tier, texts in fields:
+                for text in texts:
+                    words = normalize(text)
+                    tiers = self._exact[" ".join(words)]
+                    tiers[term] = max(tiers.get(term, 0), tier)
+                    for word in set(words) - _STOP:
+                        self._words[word].add(term)
+
+    def exact(self, text: str) -> list[tuple[URIRef, int]]:
+        found = self._exact.get(" ".join(normalize(text)), {})
+        return sorted(found.items(), key=lambda item: (-item[1], str(item[0])))
+
+    def near(self, text: str) -> list[URIRef]:
+        shared: dict[URIRef, int] = defaultdict(int)
+        for word in set(normalize(text)) - _STOP:
+            for term in self._words.get(word, ()):
+                shared[term] += 1
+        return sorted(shared, key=lambda term: (-shared[term], str(term)))
+
+
+class _Drop(Exception):
+    def __init__(self, code: ClassifyDrop, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _claim_line(claim: ClaimDraft) -> str:
+    target = claim.object if claim.object is not None else repr(claim.value)
+    return f"{claim.subject} | {'NOT ' if claim.negated else ''}{claim.predicate} | {target}"
+
+
+def _is_typing(claim: ClaimDraft) -> bool:
+    text = " ".join(claim.predicate.lower().split())
+    return text in _TYPING or _as_iri(claim.predicate) == RDF.type
+
+
+@dataclass
+class _Session:
+    """The classification of one draft: its terms, undeclared placeholders and notes."""
+
+    ports: PassPorts
+    uid: str
+    key: str
+    draft: DraftMemory
+    effective: EffectiveOntology
+    matchers: dict[TermKind, _Matcher]
+    undeclared: dict[str, Undeclared] = field(default_factory=dict)
+    notes: list[ClassifyNote] = field(default_factory=list)
+    _terms: dict[tuple[str, Role], URIRef] = field(default_factory=dict)
+    _lm: dspy.LM | None = None
+    _lm_built: bool = False
+
+    @property
+    def context(self) -> str:
+        lines = [f"memory: {self.draft.title}", *map(_claim_line, self.draft.claims)]
+        return "\n".join(lines)
+
+    def lm(self) -> dspy.LM | None:
+        if not self._lm_built:
+            self._lm, self._lm_built = self.ports.models.lm(ModelGroup.MEMORY), True
+        return self._lm
+
+    def term(self, surface: str, role: Role) -> URIRef:
+        """The IRI ``surface`` stands for in ``role``: known, chosen or a placeholder."""
+        key = (" ".join(surface.split()), role)
+        if key not in self._terms:
+            self._terms[key] = self._classify(key[0], role)
+        return self._terms[key]
+
+    def _classify(self, surface: str, role: Role) -> URIRef:
+        kind = _KIND[role]
+        iri = _as_iri(surface)
+        if iri is not None and self.effective.info(iri).kind is kind:
+            return iri
+        words = _words(surface)
+        matches = self.matchers[kind].exact(words)
+        if len(matches) == 1:
+            return matches[0][0]
+        offered = self._offer([t for t, _ in matches], words, kind)
+        chosen, why = self._choose(surface, role, matches, offered)
+        if chosen is not None:
+            return chosen
+        if why:
+            self.notes.append(ClassifyNote(surface, role, why))
+        return self._placeholder(surface, role, words, offered)
+
+    def _offer(self, exact: list[URIRef], words: str, kind: TermKind) -> list[URIRef]:
+        near = self.matchers[kind].near(words)[: MAX_CANDIDATES // 2]
+        hits = [h.term for h in self.ports.ontology.search(words, MAX_CANDIDATES, kind)]
+        return list(dict.fromkeys([*exact, *near, *hits]))[:MAX_CANDIDATES]
+
+    def _choose(
+        self, surface: str, role: Role, matches: list[tuple[URIRef, int]], offered: list[URIRef]
+    ) -> tuple[URIRef | None, str]:
+        lm = self.lm() if offered else None
+        if lm is not None:
+            return self._ask(lm, surface, role, offered)
+        if not matches:
+            return None, ""
+        (best, tier), (runner_up, other) = matches[0], matches[1]
+        if tier > other:
+            return best, ""
+        why = f"{curie(best)} and {curie(runner_up)} both match by {_TIERS[tier]}; no model"
+        return None, why
+
+    def _ask(
+        self, lm: dspy.LM, surface: str, role: Role, offered: list[URIRef]
+    ) -> tuple[URIRef | None, str]:
+        from kgmem.pipeline.programs import run_signature
+        from kgmem.pipeline.signatures import ClassifyTerm
+
+        candidates = [self.candidate(t) for t in offered]
+        answer = run_signature(
+            ClassifyTerm,
+            lm,
+            StageName.CLASSIFY.value,
+            surface=surface,
+            role=role,
+            context=self.context,
+            candidates=candidates,
+        )
+        choice = answer.choice
+        if not isinstance(choice, TermChoice):
+            raise ModelOutputError(StageName.CLASSIFY.value, "choice is not a term choice")
+        answered = choice.term.strip()
+        if answered.lower() == NO_TERM:
+            return None, f"the model found none of {len(offered)} candidates fits: {choice.reason}"
+        for term in offered:
+            if answered in (curie(term), str(term)):
+                return term, ""
+        return None, f"the model answered {answered!r}, which was not among the candidates"
+
+    def candidate(self, term: URIRef) -> TermCandidate:
+        vocab, effective = self.effective.vocabulary, self.effective
+        parts = []
+        if alt := vocab.alt_labels.get(term):
+            parts.append("also: " + ", ".join(alt[:5]))
+        if vocab.kind_of(term) is TermKind.PROPERTY:
+            for name, classes in (
+                ("domain", effective.domain(term) | effective.domain_includes(term)),
+                ("range", effective.range(term) | effective.range_includes(term)),
+            ):
+                if classes:
+                    parts.append(f"{name}: " + ", ".join(sorted(map(curie, classes))))
+        elif parents := vocab.parents.get(term):
+            parts.append("a kind of: " + ", ".join(sorted(map(curie, parents))[:4]))
+        return TermCandidate(
+            term=curie(term), label=vocab.label(term), description="; ".join(parts)
+        )
+
+    def _placeholder(self, surface: str, role: Role, words: str, offered: list[URIRef]) -> URIRef:
+        name = term_name(words, role)
+        if name is None:
+            code = ClassifyDrop.UNNAMEABLE_TERM
+            raise _Drop(code, f"the {role} {surface!r} has no letters to name a new term with")
+        iri = delta_term(self.uid, name)
+        if self.effective.info(iri).kind is _KIND[role]:
+            return iri  # the user's own term of that very name
+        if str(iri) not in self.undeclared:
+            candidates = tuple(self.candidate(t) for t in offered)
+            self.undeclared[str(iri)] = Undeclared(
+                iri=str(iri), surface=surface, role=role, uses=(self.key,), candidates=candidates
+            )
+        return iri
+
+
+@dataclass
+class _Entity:
+    name: str
+    types: list[URIRef]
+    aliases: tuple[str, ...] = ()
+
+
+def _one_class(effective: EffectiveOntology, classes: frozenset[URIRef]) -> URIRef | None:
+    known = [c for c in classes if effective.info(c).kind is TermKind.CLASS]
+    return known[0] if len(known) == 1 else None
+
+
+def _provisional(effective: EffectiveOntology, prop: URIRef, subject: bool) -> URIRef | None:
+    """The one class the property's domain (``subject``) or range names, if exactly one."""
+    plain = effective.domain(prop) if subject else effective.range(prop)
+    if plain:
+        return _one_class(effective, plain)
+    loose = effective.domain_includes(prop) if subject else effective.range_includes(prop)
+    return _one_class(effective, loose)
+
+
+def _add_type(effective: EffectiveOntology, types: list[URIRef], cls: URIRef) -> None:
+    """Add a provisional type unless a held type already implies or contradicts it."""
+    if any(effective.is_subclass(t, cls) for t in types):
+        return
+    if any(effective.disjointness(t, cls) is not None for t in types):
+        return
+    types.append(cls)
+
+
+def _rewrite(session: _Session) -> DraftMemory:
+    """The draft with IRIs for its predicates and a typed entity for every mention."""
+    draft, effective = session.draft, session.effective
+    book: dict[str, _Entity] = {}
+    order: list[_Entity] = []
+
+    def entity(name: str) -> _Entity:
+        if name_key(name) not in book:
+            book[name_key(name)] = _Entity(name, [])
+            order.append(book[name_key(name)])
+        return book[name_key(name)]
+
+    for given in draft.entities:
+        record = _Entity(given.name, [session.term(t, "class") for t in given.types], given.aliases)
+        order.append(record)
+        for name in (given.name, *given.aliases):
+            book.setdefault(name_key(name), record)
+    claims: list[ClaimDraft] = []
+    for claim in draft.claims:
+        if _is_typing(claim):
+            cls = _typing(session, claim)
+            types = entity(claim.subject).types
+            types += [] if cls in types else [cls]
+            continue
+        prop = session.term(claim.predicate, "property")
+        claims.append(claim.model_copy(update={"predicate": str(prop)}))
+        for mention, subject in ((claim.subject, True), (claim.object, False)):
+            if mention is None or _is_user(mention, session.uid):
+                continue
+            provisional = _provisional(effective, prop, subject)
+            held = entity(mention).types
+            if provisional is not None:
+                _add_type(effective, held, provisional)
+    entities = tuple(
+        EntityDraft(name=e.name, types=tuple(dict.fromkeys(map(str, e.types))), aliases=e.aliases)
+        for e in order
+    )
+    return draft.model_copy(update={"claims": tuple(claims), "entities": entities})
+
+
+def _typing(session: _Session, claim: ClaimDraft) -> URIRef:
+    named = claim.object if claim.object is not None else claim.value
+    if claim.negated:
+        message = f"{claim.subject!r} is NOT a {named!r}: a negated typing cannot be a type"
+        raise _Drop(ClassifyDrop.NEGATED_TYPE, message)
+    return session.term(named or "", "class")
+
+
+def _is_user(name: str, uid: str) -> bool:
+    key = name_key(name)
+    return key in USER_MENTIONS or key == name_key(uid)
+
+
+class ClassifyStage:
+    """The classify stage: one item per draft (see the module docstring)."""
+
+    def __init__(self, ports: PassPorts) -> None:
+        self._ports = ports
+        self._matchers: dict[str, tuple[EffectiveOntology, dict[TermKind, _Matcher]]] = {}
+
+    @property
+    def name(self) -> StageName:
+        return StageName.CLASSIFY
+
+    def items(self, ctx: PassContext, state: PassState) -> list[ItemKey]:
+        return worklist(state, before=StageName.CLASSIFY).keys()
+
+    def run_item(self, ctx: PassContext, state: PassState, item: ItemKey) -> ItemResult:
+        current = worklist(state, before=StageName.CLASSIFY).draft(item)
+        result = self.classify(ctx.uid, current)
+        for note in result.notes:
+            _log.info("classify %s: %s %r: %s", item, note.role, note.surface, note.reason)
+        return ItemResult(value=result.work.to_json())
+
+    def classify(self, uid: str, item: PassDraft) -> ClassifiedDraft:
+        """One draft rewritten onto ontology terms (or dropped), with its undeclared terms."""
+        effective = self._ports.ontology.effective(uid)
+        session = _Session(
+            self._ports, uid, item.key, item.draft, effective, self._matchers_for(uid, effective)
+        )
+        try:
+            draft = _rewrite(session)
+        except _Drop as drop:
+            dropped = Dropped(
+                key=item.key, stage=StageName.CLASSIFY, code=drop.code.value, message=drop.message
+            )
+            return ClassifiedDraft(Worklist(dropped=(dropped,)), tuple(session.notes))
+        rewritten = item.model_copy(update={"draft": draft})
+        work = Worklist(drafts=(rewritten,), undeclared=tuple(session.undeclared.values()))
+        return ClassifiedDraft(work, tuple(session.notes))
+
+    def _matchers_for(self, uid: str, effective: EffectiveOntology) -> dict[TermKind, _Matcher]:
+        cached = self._matchers.get(uid)
+        if cached is None or cached[0] is not effective:
+            built = {kind: _Matcher(effective, kind) for kind in TermKind}
+            cached = self._matchers[uid] = (effective, built)
+        return cached[1]

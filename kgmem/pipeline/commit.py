@@ -1,0 +1,64 @@
+"""Commit (code): the validated change, the schema delta and the re-queued drafts, as one plan.
+
+The runner applies the plan in one store transaction together with the pass record, the
+projection outbox, the cleared dirty set and the dropped proposal graph
+(:meth:`~kgmem.pipeline.Checkpoints.commit_pass`): the pass commits all of this or nothing.
+Drafts reconcile deferred are queued again here, in the same transaction, for the next pass.
+The stage leaves the entities and memories it changed for the author stage.
+"""
+
+from __future__ import annotations
+
+from rdflib import URIRef
+
+from kgmem.errors import GraphNameError
+from kgmem.memory.ids import NodeKind, parse_node
+from kgmem.pipeline.contributions import Contributions
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.reconcile import Reconciled, pass_delta
+from kgmem.pipeline.stages import CommitPlan, PassContext, PassState, StageName
+from kgmem.pipeline.validate import Validated, changeset_of
+from kgmem.store import Changeset, Quad
+
+__all__ = ["PassCommitStage"]
+
+
+class PassCommitStage:
+    name = StageName.COMMIT
+
+    def __init__(self, ports: PassPorts, contributions: Contributions) -> None:
+        self._ports, self._contributions = ports, contributions
+
+    def plan(self, ctx: PassContext, state: PassState) -> CommitPlan:
+        validated = Validated.model_validate(state.output(StageName.VALIDATE) or {})
+        reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE) or {})
+        change = changeset_of(validated.accepted)
+        add = list(change.add)
+        patch = pass_delta(ctx.uid, state, validated.delta_at)
+        if patch is not None:
+            add += self._ports.ontology.plan_delta(ctx.uid, patch).quads
+        now = ctx.clock.now()
+        for entry in reconciled.deferred:
+            add += self._contributions.queue_quads(ctx.uid, entry.draft, now)[1]
+        entities = sorted({str(n) for n in _nodes(change.add, NodeKind.ENTITY)})
+        memories = sorted(d.memory for d in validated.accepted if d.memory is not None)
+        after = state.with_output(
+            self.name, {"entities": list(entities), "memories": list(dict.fromkeys(memories))}
+        )
+        return CommitPlan(Changeset.of(add, change.remove), after)
+
+
+def _nodes(quads: tuple[Quad, ...], kind: NodeKind) -> set[URIRef]:
+    found: set[URIRef] = set()
+    for quad in quads:
+        for node in (quad.subject, quad.object):
+            if isinstance(node, URIRef) and _kind(node) is kind:
+                found.add(node)
+    return found
+
+
+def _kind(node: URIRef) -> NodeKind | None:
+    try:
+        return parse_node(str(node))[1]
+    except GraphNameError:
+        return None

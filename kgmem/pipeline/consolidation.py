@@ -1,0 +1,186 @@
+"""Background consolidation as a service: queue drafts, start passes, sweep, report status.
+
+A pass covers what is ready for a user (see :class:`~kgmem.pipeline.contributions.Contributions`)
+and runs the nine stages through the :class:`~kgmem.pipeline.runner.PassRunner`. The sweep
+starts a pass for every user with ready contributions and no unfinished pass, then runs
+every due pass (new, parked past its backoff, or left running by a worker that died) with
+bounded concurrency — one pass per user at a time, so a user's passes never decide against
+each other's uncommitted work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from rdflib import URIRef
+
+from kgmem.clock import Clock
+from kgmem.config import Settings
+from kgmem.errors import GraphNameError, PassNotDue
+from kgmem.memory.model import DraftMemory
+from kgmem.pipeline.assemble import AssembleStage
+from kgmem.pipeline.author import AuthorStage
+from kgmem.pipeline.checkpoints import Checkpoints
+from kgmem.pipeline.classify import ClassifyStage
+from kgmem.pipeline.commit import PassCommitStage
+from kgmem.pipeline.contributions import Contributions
+from kgmem.pipeline.extract import ExtractStage
+from kgmem.pipeline.ground import GroundStage
+from kgmem.pipeline.lm import ModelGroup
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.reconcile import ReconcileStage
+from kgmem.pipeline.records import PassRecord, PassStatus
+from kgmem.pipeline.resolve import ResolveStage
+from kgmem.pipeline.runner import PassRunner
+from kgmem.pipeline.stages import AnyStage, StageName
+from kgmem.pipeline.validate import ValidateStage
+from kgmem.store import GraphKind, QueryRegistry, TripleStore, parse_graph
+
+__all__ = ["Consolidation", "ConsolidationStatus", "default_stages"]
+
+Progress = Callable[[str, StageName], None]
+
+
+def default_stages(ports: PassPorts, contributions: Contributions) -> list[AnyStage]:
+    """The nine stages, in order, built on the write path's own services."""
+    return [
+        ExtractStage(ports, contributions),
+        GroundStage(ports),
+        ClassifyStage(ports),
+        ResolveStage(ports),
+        AssembleStage(ports),
+        ReconcileStage(ports),
+        ValidateStage(ports),
+        PassCommitStage(ports, contributions),
+        AuthorStage(ports),
+    ]
+
+
+@dataclass(frozen=True)
+class ConsolidationStatus:
+    uid: str
+    model: str | None  # the memory group's model, None: raw transcripts wait
+    waiting_sources: int
+    waiting_drafts: int
+    passes: tuple[PassRecord, ...]
+
+
+class Consolidation:
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        clock: Clock,
+        settings: Settings,
+        ports: PassPorts,
+        *,
+        stages: Sequence[AnyStage] | None = None,
+        checkpoints: Checkpoints | None = None,
+        backoff: timedelta = timedelta(seconds=30),
+    ) -> None:
+        self._store, self._clock, self._settings, self._ports = store, clock, settings, ports
+        self.contributions = Contributions(store, queries)
+        self.checkpoints = checkpoints or Checkpoints(store, queries)
+        self.runner = PassRunner(
+            stages or default_stages(ports, self.contributions),
+            self.checkpoints,
+            clock,
+            settings,
+            backoff=backoff,
+        )
+
+    # -- input -------------------------------------------------------------------------
+
+    def queue(self, uid: str, payloads: Sequence[Mapping[str, Any] | DraftMemory]) -> list[URIRef]:
+        """Hand drafts to the next pass instead of the foreground gate (checked the same
+        way: a bad batch is refused before anything is written)."""
+        drafts = self._ports.gate.parse(payloads)
+        return self.contributions.queue(uid, drafts, self._clock.now())
+
+    # -- passes ------------------------------------------------------------------------
+
+    @property
+    def has_model(self) -> bool:
+        return self._ports.models.configured(ModelGroup.MEMORY)
+
+    def start(self, uid: str, *, now: bool = False) -> str | None:
+        """Start a pass over what is ready for ``uid`` (``now``: chats count as idle);
+        None when nothing is ready or an unfinished pass of ``uid`` exists."""
+        if self._unfinished(uid):
+            return None
+        idle = timedelta(0) if now else timedelta(seconds=self._settings.idle_threshold_seconds)
+        ready = self.contributions.ready(uid, self._clock.now(), idle, model=self.has_model)
+        if not ready:
+            return None
+        return self.runner.start(uid, ready)
+
+    def run(self, uid: str, pass_id: str, progress: Progress | None = None) -> PassRecord:
+        """Run one pass until it ends or parks."""
+        try:
+            record = self.runner.run(uid, pass_id, progress=progress)
+        except PassNotDue:
+            return self.checkpoints.record(uid, pass_id)
+        if record.status is PassStatus.COMMITTED or record.stage is StageName.AUTHOR:
+            self._ports.ontology.invalidate(uid)
+        return record
+
+    def consolidate(
+        self, uid: str, *, now: bool = False, progress: Progress | None = None
+    ) -> list[PassRecord]:
+        """Run ``uid``'s due passes, then a new pass over what is ready (the foreground
+        ``kgmem consolidate``)."""
+        records = [self.run(r.uid, r.pass_id, progress) for r in self.runner.due(uid)]
+        started = self.start(uid, now=now)
+        if started is not None:
+            records.append(self.run(uid, started, progress))
+        return records
+
+    def sweep(self) -> list[PassRecord]:
+        """Start passes for every user with ready contributions, then run every due pass,
+        at most ``concurrency`` users at a time."""
+        for uid in self.users():
+            self.start(uid)
+        due: dict[str, list[str]] = {}
+        for ref in self.runner.due():
+            due.setdefault(ref.uid, []).append(ref.pass_id)
+        if not due:
+            return []
+
+        def one_user(uid: str) -> list[PassRecord]:
+            return [self.run(uid, pass_id) for pass_id in due[uid]]
+
+        with ThreadPoolExecutor(max_workers=max(1, self._settings.concurrency)) as pool:
+            results = list(pool.map(one_user, sorted(due)))
+        return [record for records in results for record in records]
+
+    # -- status ------------------------------------------------------------------------
+
+    def users(self) -> list[str]:
+        """Every user with sources or an ops graph (where queued drafts and passes live)."""
+        uids: set[str] = set()
+        for graph in self._store.graphs():
+            try:
+                parsed = parse_graph(graph)
+            except GraphNameError:
+                continue
+            if parsed.kind in (GraphKind.SOURCES, GraphKind.OPS) and parsed.uid is not None:
+                uids.add(parsed.uid)
+        return sorted(uids)
+
+    def status(self, uid: str, limit: int = 20) -> ConsolidationStatus:
+        spec = self._ports.models.spec(ModelGroup.MEMORY)
+        waiting = self.contributions.waiting(uid)
+        return ConsolidationStatus(
+            uid,
+            None if spec is None else spec.model,
+            waiting["sources"],
+            waiting["drafts"],
+            tuple(self.checkpoints.passes(uid, limit)),
+        )
+
+    def _unfinished(self, uid: str) -> bool:
+        return any(not r.status.finished for r in self.checkpoints.passes(uid, limit=50))

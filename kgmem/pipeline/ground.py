@@ -1,0 +1,69 @@
+"""Ground (code): every claim of every draft against its cited sources, one draft an item.
+
+The same :func:`~kgmem.memory.grounding.ground_claim` the foreground gate runs: quotes must
+occur verbatim in the cited source and state the claim; agent prose needs independent
+support; recall-tool results never count. A claim that fails is removed with its reasons; a
+draft left with no claim is dropped with the first refusal's code. Everything removed is in
+the stage's worklist, so a pass can say why each claim did not become memory.
+"""
+
+from __future__ import annotations
+
+from kgmem.memory.gate import WriteGate
+from kgmem.memory.grounding import ground_claim
+from kgmem.memory.planning import grounding_context
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
+from kgmem.pipeline.worklist import Dropped, Worklist, worklist
+
+__all__ = ["GroundStage"]
+
+
+class GroundStage:
+    name = StageName.GROUND
+
+    def __init__(self, ports: PassPorts) -> None:
+        self._gate: WriteGate = ports.gate
+
+    def items(self, ctx: PassContext, state: PassState) -> list[ItemKey]:
+        return worklist(state, self.name).keys()
+
+    def run_item(self, ctx: PassContext, state: PassState, item: ItemKey) -> ItemResult:
+        entry = worklist(state, self.name).draft(item)
+        draft = entry.draft
+        sources, previous = self._gate.sources_of(ctx.uid, draft)
+        context = grounding_context(draft, ctx.uid, previous)
+        kept, dropped = [], []
+        for index, claim in enumerate(draft.claims):
+            result = ground_claim(
+                claim,
+                draft.evidence,
+                sources,
+                context,
+                authority_order=self._gate.authority_order,
+            )
+            if result.grounded:
+                kept.append(claim)
+                continue
+            for refusal in result.reasons:
+                dropped.append(
+                    Dropped(
+                        key=f"{item}/claim{index}",
+                        stage=self.name,
+                        code=refusal.code.value,
+                        message=refusal.message,
+                    )
+                )
+        if draft.claims and not kept:
+            first = dropped[0] if dropped else None
+            summary = Dropped(
+                key=item,
+                stage=self.name,
+                code=first.code if first else "ungrounded",
+                message="; ".join(d.message for d in dropped) or "no claim is grounded",
+            )
+            return ItemResult(value=Worklist(dropped=(summary, *dropped)).to_json())
+        grounded = entry.model_copy(
+            update={"draft": draft.model_copy(update={"claims": tuple(kept)})}
+        )
+        return ItemResult(value=Worklist(drafts=(grounded,), dropped=tuple(dropped)).to_json())

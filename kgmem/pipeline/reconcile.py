@@ -1,0 +1,170 @@
+"""Reconcile (code): each draft of the pass against existing memories, by the gate's own code.
+
+:meth:`~kgmem.memory.gate.WriteGate.decide` runs exactly as for a foreground write —
+planning, DISCARD/MERGE/CREATE, contradictions (supersede, quarantine, weaken), the user's
+write mode — with the pass's entity bindings (:class:`~kgmem.pipeline.resolve.PassResolver`),
+the ontology as the pass's schema delta will make it, and the terms assemble deferred (such a
+memory waits as pending with its vocabulary proposal). Nothing is written: each draft's
+change travels to validate and commit as N-Quads.
+
+Drafts of one pass are decided against the same store, so two of them must not change the
+same thing: a draft that would create a claim another draft of the pass creates, or change
+a node another draft changes, is *deferred* — queued again at commit, it is decided by the
+next pass against what this one committed (where it folds in as DISCARD or MERGE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+from rdflib import URIRef
+
+from kgmem.errors import OntologyError
+from kgmem.memory.decider import Actor, Outcome, Work
+from kgmem.ontology import DeltaPatch, EffectiveOntology
+from kgmem.pipeline.assemble import delta_patch
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.resolve import PassResolver
+from kgmem.pipeline.stages import PassContext, PassState, StageName
+from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist, worklist
+from kgmem.store import Quad, to_nquads
+from kgmem.vocab import KGM
+
+__all__ = ["Decided", "ReconcileStage", "Reconciled", "pass_delta"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Decided(_Model):
+    """One draft's decision and the change it makes."""
+
+    key: str
+    outcome: Outcome
+    memory: str | None = None
+    reasons: tuple[str, ...] = ()
+    add: str = ""  # N-Quads
+    remove: str = ""
+
+
+class Reconciled(_Model):
+    """The reconcile stage's output."""
+
+    decided: tuple[Decided, ...] = ()
+    deferred: tuple[PassDraft, ...] = ()  # queued again at commit
+    dropped: tuple[Dropped, ...] = ()
+    notes: tuple[Dropped, ...] = ()  # why a draft was decided without the pass's delta
+    delta_at: datetime | None = None  # the schema delta's time (it names its records)
+
+    def to_json(self) -> JsonValue:
+        value: JsonValue = self.model_dump(mode="json")
+        return value
+
+
+def pass_delta(uid: str, state: PassState, at: datetime | None) -> DeltaPatch | None:
+    """The pass's schema-delta patch, the same each time it is rebuilt (``at`` is kept)."""
+    if at is None:
+        return None
+    return delta_patch(uid, worklist(state, StageName.RECONCILE), at)
+
+
+class ReconcileStage:
+    name = StageName.RECONCILE
+
+    def __init__(self, ports: PassPorts) -> None:
+        self._ports = ports
+
+    def run(self, ctx: PassContext, state: PassState) -> PassState:
+        work = worklist(state, self.name)
+        at = ctx.clock.now()
+        patch = delta_patch(ctx.uid, work, at)
+        effective, notes = self._effective(ctx.uid, patch, work)
+        dropped: list[Dropped] = []
+        gate, mode = self._ports.gate, self._ports.gate.mode(ctx.uid)
+        decided: list[Decided] = []
+        deferred: list[PassDraft] = []
+        claims: set[str] = set()
+        removed: set[Quad] = set()
+        changed: set[URIRef] = set()
+        for index, entry in enumerate(work.drafts):
+            result = gate.decide(
+                ctx.uid,
+                index,
+                entry.draft,
+                Actor.CONSOLIDATION,
+                mode,
+                ctx.uid,
+                resolver=PassResolver(ctx.store, ctx.queries, entry.bindings),
+                effective=effective,
+                needs_terms=[URIRef(t) for t in entry.deferred_terms],
+            )
+            if result.result.outcome is Outcome.REFUSED:
+                reasons = "; ".join(result.result.reasons) or "refused"
+                dropped.append(
+                    Dropped(key=entry.key, stage=self.name, code="refused", message=reasons)
+                )
+                continue
+            keys, touches = _claim_keys(result.change_add), _touched(result)
+            if keys & claims or touches & changed or removed & set(result.change_remove):
+                deferred.append(entry)
+                continue
+            claims |= keys
+            changed |= touches
+            removed |= set(result.change_remove)
+            decided.append(_decided(entry.key, result))
+        out = Reconciled(
+            decided=tuple(decided),
+            deferred=tuple(deferred),
+            dropped=tuple(dropped),
+            notes=tuple(notes),
+            delta_at=at if patch is not None and effective is not None else None,
+        )
+        return state.with_output(self.name, out.to_json())
+
+    def _effective(
+        self, uid: str, patch: DeltaPatch | None, work: Worklist
+    ) -> tuple[EffectiveOntology | None, list[Dropped]]:
+        if patch is None:
+            return None, []
+        try:
+            effective, _ = self._ports.ontology.preview(uid, patch)
+        except OntologyError as exc:
+            # Assemble checked the patch; if the ontology changed since, nothing is declared
+            # and the drafts using the pass's new terms wait as pending, with this reason.
+            why = f"the pass's schema delta was refused: {exc}"
+            users = [d.key for d in work.drafts if _uses_delta(d, work)]
+            return None, [
+                Dropped(key=k, stage=self.name, code="schema", message=why) for k in users
+            ]
+        return effective, []
+
+
+def _uses_delta(entry: PassDraft, work: Worklist) -> bool:
+    terms = {t.iri for t in work.undeclared}
+    used = {c.predicate for c in entry.draft.claims}
+    used |= {t for e in entry.draft.entities for t in e.types}
+    return bool(terms & used)
+
+
+def _claim_keys(quads: Iterable[Quad]) -> set[str]:
+    return {str(q.object) for q in quads if q.predicate == KGM.claimKey}
+
+
+def _touched(work: Work) -> set[URIRef]:
+    """Existing nodes the change alters (those it removes statements of)."""
+    return {q.subject for q in work.change_remove if isinstance(q.subject, URIRef)}
+
+
+def _decided(key: str, work: Work) -> Decided:
+    result = work.result
+    return Decided(
+        key=key,
+        outcome=result.outcome,
+        memory=None if result.memory is None else str(result.memory),
+        reasons=result.reasons,
+        add=to_nquads(work.change_add),
+        remove=to_nquads(work.change_remove),
+    )

@@ -1,0 +1,164 @@
+"""What travels between consolidation stages: the pass's drafts, what was dropped and why,
+the vocabulary it proposes and the entities its mentions denote. All of it is JSON, so it
+banks in a checkpoint like any stage output.
+
+A stage that transforms drafts leaves a :class:`Worklist` as its output (an item stage
+leaves one per item; :func:`worklist` folds them in order). The next stage reads the
+latest worklist with :func:`worklist` and returns a new one: drafts are never mutated,
+only replaced, and a dropped draft keeps the stage and the reason that dropped it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from kgmem.memory.model import DraftMemory
+from kgmem.pipeline.proposals import TermCandidate, TermDecision
+from kgmem.pipeline.stages import PassState, StageName
+
+__all__ = [
+    "Dropped",
+    "EntityBinding",
+    "PassDraft",
+    "Undeclared",
+    "Worklist",
+    "worklist",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EntityBinding(_Model):
+    """What one mention of a draft denotes: an existing entity or a new one (a shell in the
+    proposal graph until a committed memory needs it)."""
+
+    name: str  # the mention as the draft writes it
+    iri: str
+    created: bool = False
+    types: tuple[str, ...] = ()  # class IRIs
+    aliases: tuple[str, ...] = ()
+    reason: str = ""
+
+
+class PassDraft(_Model):
+    """One draft of the pass, keyed by where it came from (stable across resumes)."""
+
+    key: str
+    draft: DraftMemory
+    origin: tuple[str, ...] = ()  # contribution IRIs it came from
+    #: mention name key -> what it denotes (filled by resolve)
+    bindings: dict[str, EntityBinding] = {}
+    #: terms assemble deferred: the memory waits for a vocabulary decision
+    deferred_terms: tuple[str, ...] = ()
+
+
+class Dropped(_Model):
+    """A draft a stage refused, with the stage, a stable code and a readable reason."""
+
+    key: str
+    stage: StageName
+    code: str
+    message: str
+
+
+class Undeclared(_Model):
+    """A term the pass uses that the user's effective ontology does not declare. Drafts
+    carry ``iri`` (in the user's own term namespace) until assemble decides."""
+
+    iri: str
+    surface: str
+    role: Literal["class", "property"]
+    uses: tuple[str, ...] = ()  # keys of the drafts that use it
+    candidates: tuple[TermCandidate, ...] = ()
+
+
+class Worklist(_Model):
+    drafts: tuple[PassDraft, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+    undeclared: tuple[Undeclared, ...] = ()
+    #: assemble's decisions, one per undeclared term (the schema-delta patch's source)
+    decisions: tuple[TermDecision, ...] = ()
+
+    def to_json(self) -> JsonValue:
+        value: JsonValue = self.model_dump(mode="json")
+        return value
+
+    @classmethod
+    def of(cls, value: JsonValue) -> Worklist:
+        return cls.model_validate(value)
+
+    def keys(self) -> list[str]:
+        return [d.key for d in self.drafts]
+
+    def draft(self, key: str) -> PassDraft:
+        for item in self.drafts:
+            if item.key == key:
+                return item
+        raise KeyError(key)
+
+    @classmethod
+    def merge(cls, parts: Iterable[Worklist]) -> Worklist:
+        """One worklist of many (an item stage's), undeclared terms joined by IRI."""
+        drafts: list[PassDraft] = []
+        dropped: list[Dropped] = []
+        undeclared: dict[str, Undeclared] = {}
+        decisions: list[TermDecision] = []
+        for part in parts:
+            drafts += part.drafts
+            dropped += part.dropped
+            decisions += part.decisions
+            for term in part.undeclared:
+                known = undeclared.get(term.iri)
+                if known is None:
+                    undeclared[term.iri] = term
+                else:
+                    uses = tuple(dict.fromkeys((*known.uses, *term.uses)))
+                    seen = {c.term for c in known.candidates}
+                    extra = tuple(c for c in term.candidates if c.term not in seen)
+                    undeclared[term.iri] = known.model_copy(
+                        update={"uses": uses, "candidates": (*known.candidates, *extra)}
+                    )
+        return cls(
+            drafts=tuple(drafts),
+            dropped=tuple(dropped),
+            undeclared=tuple(undeclared.values()),
+            decisions=tuple(decisions),
+        )
+
+
+def worklist(state: PassState, before: StageName | None = None) -> Worklist:
+    """The latest worklist a stage earlier than ``before`` left (all stages when None),
+    with the drops of every earlier stage kept. An item stage's ``{key: worklist}`` output
+    is folded in the order of its keys."""
+    found: Worklist | None = None
+    dropped: list[Dropped] = []
+    for stage in StageName:
+        if before is not None and stage.order >= before.order:
+            break
+        value = state.output(stage)
+        if value is None:
+            continue
+        current = _as_worklist(value)
+        if current is None:
+            continue
+        dropped += [d for d in current.dropped if d not in dropped]
+        found = current
+    if found is None:
+        return Worklist()
+    return found.model_copy(update={"dropped": tuple(dropped)})
+
+
+def _as_worklist(value: JsonValue) -> Worklist | None:
+    if not isinstance(value, Mapping):
+        return None
+    if "drafts" in value:
+        return Worklist.of(value)
+    parts = [Worklist.of(value[key]) for key in sorted(value) if isinstance(value[key], Mapping)]
+    if not parts or len(parts) != len(value):
+        return None
+    return Worklist.merge(parts)

@@ -1,0 +1,150 @@
+"""Faults in a real consolidation pass: killed at every stage boundary (and after one banked
+item), the pass resumes on a reopened store and ends exactly as an uninterrupted run; a stage
+that raises parks the pass at that stage and a later run resumes there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kgmem.clock import FixedClock
+from kgmem.config import Settings, load_settings
+from kgmem.errors import ModelCallError
+from kgmem.pipeline import (
+    CommitPlan,
+    ExtractClaims,
+    ItemKey,
+    ItemResult,
+    PassState,
+    PassStatus,
+    StageName,
+)
+from kgmem.pipeline.checkpoints import Checkpoints
+from kgmem.store import OxigraphStore, QueryRegistry
+from tests.pipeline.passes import (
+    SESSION_1,
+    T1,
+    UID,
+    G,
+    consolidation,
+    fingerprint,
+    open_services,
+    say,
+    session_one_reply,
+)
+from tests.pipeline.scripted import ScriptedEngine
+
+
+class Killed(KeyboardInterrupt):
+    """Stands for the process dying: not an Exception, so no stage boundary catches it."""
+
+
+class KillingCheckpoints(Checkpoints):
+    """Dies right after the given stage's checkpoint (or the first banked item) commits."""
+
+    def __init__(self, store: OxigraphStore, queries: QueryRegistry, at: str) -> None:
+        super().__init__(store, queries)
+        self._at = at
+
+    def complete_stage(
+        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
+    ) -> None:
+        super().complete_stage(uid, pass_id, stage, state, at)
+        if stage.value == self._at:
+            raise Killed
+
+    def commit_pass(
+        self, uid: str, pass_id: str, build: Callable[[], CommitPlan], at: datetime
+    ) -> PassState:
+        state = super().commit_pass(uid, pass_id, build, at)
+        if self._at == StageName.COMMIT.value:
+            raise Killed
+        return state
+
+    def bank_item(
+        self,
+        uid: str,
+        pass_id: str,
+        stage: StageName,
+        item: ItemKey,
+        result: ItemResult,
+        at: datetime,
+    ) -> None:
+        super().bank_item(uid, pass_id, stage, item, result, at)
+        if self._at == f"item:{stage.value}":
+            raise Killed
+
+
+def _settings(home: Path) -> Settings:
+    return load_settings(env={"KGMEM_HOME": str(home)})
+
+
+def _run(home: Path, at: str | None) -> tuple[object, str]:
+    """Session 1 consolidated once; killed at ``at`` and resumed on a reopened store."""
+    clock = FixedClock(T1)
+    services = open_services(_settings(home), clock)
+    engine = ScriptedEngine({ExtractClaims: [session_one_reply()]})
+    say(services, "c1", SESSION_1)
+    clock.advance(timedelta(minutes=10))
+    killing = None if at is None else KillingCheckpoints(services.store, services.queries, at)
+    pipeline = consolidation(services, engine, killing)
+    pass_id = pipeline.start(UID)
+    assert pass_id is not None
+    if at is None:
+        pipeline.run(UID, pass_id)
+    else:
+        with pytest.raises(Killed):
+            pipeline.run(UID, pass_id)
+        services.close()
+        services = open_services(_settings(home), clock, fresh=False)
+        resumed = consolidation(services, engine).run(UID, pass_id)
+        assert resumed.status is PassStatus.COMMITTED, resumed.error
+    try:
+        record = consolidation(services, engine).checkpoints.record(UID, pass_id)
+        assert record.status is PassStatus.COMMITTED
+        assert services.store.count(G.proposal(pass_id)) == 0
+        assert consolidation(services, None).checkpoints.dirty_entities(UID) == set()
+        assert len(engine.calls(ExtractClaims)) == 1  # a resume never asks the model again
+        return fingerprint(services), pass_id
+    finally:
+        services.close()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> object:
+    return _run(tmp_path_factory.mktemp("reference"), None)[0]
+
+
+@pytest.mark.parametrize(
+    "at", ["item:extract", "item:ground", "item:classify", *(s.value for s in StageName)]
+)
+def test_kill_at_every_boundary_then_resume_equals_an_uninterrupted_run(
+    at: str, tmp_path: Path, reference: object
+) -> None:
+    result, _ = _run(tmp_path, at)
+    assert result == reference
+
+
+def test_a_failing_stage_parks_the_pass_there_and_a_later_run_resumes(
+    settings: Settings,
+) -> None:
+    clock = FixedClock(T1)
+    services = open_services(settings, clock)
+    try:
+        engine = ScriptedEngine({ExtractClaims: [ModelCallError("extract", "timed out")]})
+        say(services, "c1", SESSION_1)
+        clock.advance(timedelta(minutes=10))
+        pipeline = consolidation(services, engine)
+        [parked] = pipeline.consolidate(UID)
+        assert parked.status is PassStatus.PARKED and parked.stage is StageName.EXTRACT
+        assert parked.error is not None and "timed out" in parked.error
+        assert pipeline.consolidate(UID) == []  # not due before its backoff
+        clock.advance(timedelta(minutes=5))
+        engine.add(ExtractClaims, session_one_reply())
+        [done] = pipeline.consolidate(UID)
+        assert done.pass_id == parked.pass_id and done.status is PassStatus.COMMITTED
+    finally:
+        services.close()
