@@ -219,6 +219,7 @@ class Decider:
             expires_at=expires,
             valid_from=valid_from,
             source_refs=d.source_refs,
+            needs_terms=tuple(dict.fromkeys(self.plan.needs_terms)),
             supersedes=tuple(dict.fromkeys(superseded)),
             contradicts=tuple(dict.fromkeys(contradicts)),
         )

@@ -89,6 +89,7 @@ class MemoryRecord:
     supersedes: tuple[URIRef, ...] = ()
     contradicts: tuple[URIRef, ...] = ()
     derived_from: tuple[URIRef, ...] = ()
+    needs_terms: tuple[URIRef, ...] = ()  # undeclared terms a pending memory waits for
     graph: URIRef | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -100,6 +101,7 @@ class MemoryRecord:
             "supersedes",
             "contradicts",
             "derived_from",
+            "needs_terms",
             "claims",
             "evidence",
         ):
@@ -164,6 +166,7 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
         (KGM.supersedes, record.supersedes),
         (KGM.contradicts, record.contradicts),
         (KGM.derivedFrom, record.derived_from),
+        (KGM.needsTerm, record.needs_terms),
     ):
         for target in targets:
             add(m, predicate, target)
@@ -309,6 +312,7 @@ def _record(
         supersedes=iris(KGM.supersedes),
         contradicts=iris(KGM.contradicts),
         derived_from=iris(KGM.derivedFrom),
+        needs_terms=iris(KGM.needsTerm),
         graph=graph,
     )
 

@@ -1,0 +1,233 @@
+"""Every way the memory model lies, through a whole consolidation pass: each lie is caught
+at the stage whose job it is, with a reason recorded in the pass, and none becomes an active
+memory. The model is scripted; everything else (store, grounding, gate, validation) is real."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from dspy.lm15 import Request
+from rdflib import Literal
+
+from kgmem.api.services import Services
+from kgmem.clock import FixedClock
+from kgmem.config import Settings
+from kgmem.memory.decider import Actor, Outcome
+from kgmem.memory.model import MemoryStatus
+from kgmem.memory.records import MemoryRecord
+from kgmem.memory.source_inputs import MessageIn
+from kgmem.ontology import delta_term
+from kgmem.pipeline import (
+    AssembleTerms,
+    Consolidation,
+    ExtractClaims,
+    PassRecord,
+    PassStatus,
+    StageName,
+    Worklist,
+)
+from kgmem.pipeline.worklist import Dropped, worklist
+from kgmem.vocab import KGM, SDO
+from tests.pipeline.passes import (
+    T1,
+    UID,
+    G,
+    consolidation,
+    entity_named,
+    memories,
+    open_services,
+    say,
+)
+from tests.pipeline.scripted import (
+    BROKEN_JSON,
+    ScriptedEngine,
+    claim,
+    claims_reply,
+    prompt_of,
+    quote,
+    reply,
+)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T1)
+
+
+@pytest.fixture
+def services(settings: Settings, clock: FixedClock) -> Iterator[Services]:
+    built = open_services(settings, clock)
+    yield built
+    built.close()
+
+
+def _pass(
+    services: Services, clock: FixedClock, engine: ScriptedEngine, *turns: tuple[str, str]
+) -> tuple[Consolidation, PassRecord]:
+    say(services, f"c{clock.now().timestamp():.0f}", turns)
+    clock.advance(timedelta(minutes=10))
+    pipeline = consolidation(services, engine)
+    [record] = pipeline.consolidate(UID)
+    return pipeline, record
+
+
+def _dropped(pipeline: Consolidation, record: PassRecord) -> list[Dropped]:
+    assert record.status is PassStatus.COMMITTED, record.error
+    return list(worklist(pipeline.checkpoints.state(UID, record.pass_id)).dropped)
+
+
+def _for(text: str, said: str) -> Callable[[Request], str]:
+    """A reply for the segment that contains ``text``; nothing for any other segment (the
+    chat a foreground memory was set up from is consolidated in the same pass)."""
+    return lambda request: said if text in prompt_of(request) else claims_reply()
+
+
+def _foreground(services: Services, text: str, **draft: Any) -> MemoryRecord:
+    msg = say(services, "setup", (("user", text),))[0]
+    payload = {"kind": "semantic", "confidence": 0.9, **draft}
+    payload["evidence"] = [{"source": msg, "quote": q} for q in draft["evidence"]]
+    [item] = services.gate.draft(UID, [payload], actor=Actor.PERSON).items
+    assert item.outcome is Outcome.ACTIVE, item.reasons
+    assert item.memory is not None
+    return memories(services)[payload["title"]]
+
+
+def test_broken_json_fails_the_extract_stage_and_parks_the_pass(
+    services: Services, clock: FixedClock
+) -> None:
+    engine = ScriptedEngine({ExtractClaims: [BROKEN_JSON]})
+    _, record = _pass(services, clock, engine, ("user", "I work at Acme."))
+    assert record.status is PassStatus.PARKED and record.error_stage is StageName.EXTRACT
+    assert record.error_type == "ModelOutputError"
+    assert memories(services) == {}
+
+
+@pytest.mark.parametrize(
+    ("lie", "code"),
+    [
+        (quote("S1", "I have worked at Initech"), "quote_not_in_source"),  # invented
+        (quote("S1", "I am employed by Initech"), "quote_not_in_source"),  # a paraphrase
+    ],
+)
+def test_invented_and_paraphrased_quotes_are_dropped_at_ground(
+    services: Services, clock: FixedClock, lie: dict[str, str], code: str
+) -> None:
+    said = claims_reply(claim("user", "schema:worksFor", lie, object="Initech"))
+    engine = ScriptedEngine({ExtractClaims: [said]})
+    pipeline, record = _pass(services, clock, engine, ("user", "I work for Initech now."))
+    [dropped] = [d for d in _dropped(pipeline, record) if "/claim" not in d.key]
+    assert (dropped.stage, dropped.code) == (StageName.GROUND, code)
+    assert "verbatim" in dropped.message
+    assert memories(services) == {}
+
+
+def test_a_recall_tool_echo_is_dropped_at_extract(services: Services, clock: FixedClock) -> None:
+    said = claims_reply(
+        claim("user", "schema:worksFor", quote("S2", "the user works at Initech"), object="Initech")
+    )
+    engine = ScriptedEngine({ExtractClaims: [said]})
+    say(services, "echo", (("user", "Where do I work?"),))
+    recall = {"tool_name": "memory_search", "tool_outcome": "success"}
+    services.sources.ingest_message(
+        UID, _tool_message("echo", 1, "Memory: the user works at Initech.", recall)
+    )
+    clock.advance(timedelta(minutes=10))
+    pipeline = consolidation(services, engine)
+    [record] = pipeline.consolidate(UID)
+    [dropped] = _dropped(pipeline, record)
+    assert (dropped.stage, dropped.code) == (StageName.EXTRACT, "source_not_shown")
+    prompt = engine.calls(ExtractClaims)[0]
+    assert "Initech" not in str(prompt.messages)  # the model was never shown the echo
+    assert memories(services) == {}
+
+
+def _tool_message(chat: str, turn: int, text: str, extra: dict[str, Any]) -> MessageIn:
+    return MessageIn(chat=chat, turn=turn, role="tool", text=text, **extra)
+
+
+def test_an_undeclared_type_with_a_bad_parent_is_deferred_at_assemble(
+    services: Services, clock: FixedClock
+) -> None:
+    said = claims_reply(
+        claim("Robert", "rdf:type", quote("S1", "Robert is a dragonrider"), object="Dragonrider")
+    )
+    patch = {
+        "decisions": [
+            {"surface": "Dragonrider", "action": "declare", "label": "dragonrider",
+             "parent": "schema:Wizard", "reason": "a kind of person"},
+        ]
+    }  # fmt: skip
+    engine = ScriptedEngine({ExtractClaims: [said], AssembleTerms: [reply(patch=patch)]})
+    pipeline, record = _pass(services, clock, engine, ("user", "Robert is a dragonrider."))
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    assembled = Worklist.of(state.output(StageName.ASSEMBLE))
+    [decision] = assembled.decisions
+    assert decision.action == "defer" and "schema:Wizard" in decision.reason
+    term = delta_term(UID, "Dragonrider")
+    assert [d.deferred_terms for d in assembled.drafts] == [(str(term),)]
+    [memory] = memories(services).values()
+    assert memory.status is MemoryStatus.PENDING  # waits for a vocabulary decision
+    assert list(services.store.quads(G.kg, memory.iri, KGM.needsTerm, term))  # proposed
+    assert not list(services.store.quads(G.schema, term, None))  # never silently declared
+
+
+def test_the_same_person_under_two_names_is_one_entity_at_resolve(
+    services: Services, clock: FixedClock
+) -> None:
+    _foreground(
+        services,
+        "Robert, Bob to his friends, is my neighbour.",
+        title="Robert is a neighbour",
+        claims=[{"subject": "I", "predicate": "schema:knows", "object": "Robert"}],
+        entities=[{"name": "Robert", "types": ["schema:Person"], "aliases": ["Bob"]}],
+        evidence=["Robert, Bob to his friends, is my neighbour"],
+    )
+    text = "Bob is a dentist."
+    said = claims_reply(
+        claim("Robert", "schema:jobTitle", quote("S1", "Bob is a dentist"), value="dentist"),
+        claim("Bob", "schema:jobTitle", quote("S1", "Bob is a dentist"), value="dentist"),
+    )
+    engine = ScriptedEngine({ExtractClaims: [_for(text, said)] * 2})
+    pipeline, record = _pass(services, clock, engine, ("user", text))
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    bound = {b.iri for d in worklist(state).drafts for b in d.bindings.values()}
+    robert = entity_named(services, "Robert")
+    assert bound == {str(robert)}  # both names resolve to the one person
+    assert list(services.store.quads(G.kg, None, KGM.name, Literal("Bob"))) == []
+    jobs = [q for q in services.store.quads(G.kg, robert, SDO.jobTitle)]
+    assert [str(q.object) for q in jobs] == ["dentist"]
+
+
+def test_a_claim_contradicting_a_pinned_fact_is_quarantined_at_reconcile(
+    services: Services, clock: FixedClock
+) -> None:
+    pinned = _foreground(
+        services,
+        "My birthday is 12 March 1990.",
+        title="Alice was born on 1990-03-12",
+        claims=[{"subject": "I", "predicate": "schema:birthDate", "value": "1990-03-12"}],
+        evidence=["My birthday is 12 March 1990"],
+    )
+    services.lifecycle.pin(UID, pinned.iri)
+    said = claims_reply(
+        claim("Alice", "schema:birthDate", quote("S1", "Alice, born 1991-03-12"),
+              value="1991-03-12", statement="Alice was born on 1991-03-12"),
+    )  # fmt: skip
+    engine = ScriptedEngine({ExtractClaims: [_for("CRM record", said)] * 2})
+    crm = {"tool_name": "crm", "tool_outcome": "success"}
+    services.sources.ingest_message(
+        UID, _tool_message("crm", 0, "CRM record: Alice, born 1991-03-12.", crm)
+    )
+    clock.advance(timedelta(minutes=10))
+    pipeline = consolidation(services, engine)
+    [record] = pipeline.consolidate(UID)
+    assert record.status is PassStatus.COMMITTED
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    [decided] = state.output(StageName.RECONCILE)["decided"]  # type: ignore[index]
+    assert decided["outcome"] == "quarantined"
+    found = memories(services)
+    assert found["Alice was born on 1991-03-12"].graph == G.quarantine
+    assert found["Alice was born on 1990-03-12"].confidence == pinned.confidence
