@@ -4,6 +4,9 @@ that raises parks the pass at that stage and a later run resumes there."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -36,6 +39,8 @@ from tests.pipeline.passes import (
     session_one_reply,
 )
 from tests.pipeline.scripted import ScriptedEngine
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Killed(KeyboardInterrupt):
@@ -146,5 +151,42 @@ def test_a_failing_stage_parks_the_pass_there_and_a_later_run_resumes(
         engine.add(ExtractClaims, session_one_reply())
         [done] = pipeline.consolidate(UID)
         assert done.pass_id == parked.pass_id and done.status is PassStatus.COMMITTED
+    finally:
+        services.close()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stage", [StageName.RESOLVE, StageName.VALIDATE])
+def test_kill_9_of_a_real_process_then_resume_equals_an_uninterrupted_run(
+    stage: StageName, tmp_path: Path, reference: object
+) -> None:
+    home = tmp_path / "home"
+    command = [sys.executable, "-m", "tests.pipeline.kill_pass_worker", str(home), stage.value]
+    with subprocess.Popen(
+        command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as worker:
+        assert worker.stdout is not None
+        started = worker.stdout.readline().split()
+        boundary = worker.stdout.readline().split()
+        worker.kill()  # SIGKILL: no cleanup, no flush; the store lock dies with the process
+        worker.wait(timeout=30)
+    assert started[0] == "pass" and boundary == ["boundary", stage.value]
+    assert worker.returncode == -signal.SIGKILL
+
+    clock = FixedClock(T1 + timedelta(minutes=10))
+    services = open_services(_settings(home), clock, fresh=False)
+    try:
+        engine = ScriptedEngine()  # extract is banked: the model is not asked again
+        pipeline = consolidation(services, engine)
+        interrupted = pipeline.checkpoints.record(UID, started[1])
+        assert interrupted.status is PassStatus.RUNNING
+        assert interrupted.stage is stage.following
+        assert pipeline.consolidate(UID) == []  # its worker may still be alive: wait
+        clock.advance(timedelta(minutes=16))  # past the lease: the worker is presumed gone
+        [record] = pipeline.consolidate(UID)
+        assert record.pass_id == started[1] and record.status is PassStatus.COMMITTED
+        assert engine.requests == []
+        assert fingerprint(services) == reference
+        assert services.store.count(G.proposal(started[1])) == 0
     finally:
         services.close()
