@@ -182,6 +182,12 @@ def test_queued_drafts_wait_for_consolidate(home: Path, tmp_path: Path) -> None:
     assert out[-1].endswith(": committed")
     titles = sorted(m["title"] for m in as_json(home, "memories", "list"))
     assert titles == ["I live in Lisbon", "I work at Acme"]
+    history = ok(home, "consolidate", "--user", "alice", "--history").splitlines()
+    assert history[:2] == [
+        "user alice: model none (raw transcripts wait)",
+        "waiting: 3 sources, 0 queued drafts",
+    ]
+    assert len(history) == 3 and ": committed  stage author  started " in history[2]
     again = ok(home, "consolidate", "--user", "alice")
     assert again.strip() == (
         "no model configured: queued drafts only; raw transcripts wait\n"
