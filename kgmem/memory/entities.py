@@ -21,15 +21,19 @@ from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF, SDO
 
 __all__ = [
+    "SELF_MENTIONS",
     "EntityMatch",
     "EntityResolver",
     "entity_quads",
+    "is_self_mention",
     "name_key",
     "self_entity",
     "self_quads",
     "types_compatible",
 ]
 
+#: what a draft may call the user by; these (and the user's own name) are the user's entity
+SELF_MENTIONS = frozenset({"i", "me", "my", "mine", "myself", "the user", "user"})
 _SPACE = re.compile(r"\s+")
 
 
@@ -40,6 +44,17 @@ def name_key(name: str) -> str:
     'dr. ada lovelace'
     """
     return _SPACE.sub(" ", name.strip().lower())
+
+
+def is_self_mention(name: str, own: str) -> bool:
+    """Whether ``name`` means the user: one of :data:`SELF_MENTIONS`, or ``own`` (the user's
+    id or account name).
+
+    >>> is_self_mention("Me", "alice"), is_self_mention(" Alice", "alice")
+    (True, True)
+    """
+    key = name_key(name)
+    return key in SELF_MENTIONS or key == name_key(own)
 
 
 def self_entity(uid: str) -> URIRef:

@@ -19,6 +19,7 @@ from rdflib.namespace import XSD
 from kgmem.memory.entities import (
     EntityMatch,
     EntityResolver,
+    is_self_mention,
     name_key,
     self_entity,
     self_quads,
@@ -40,8 +41,6 @@ from kgmem.store import Quad
 from kgmem.vocab import PREFIXES
 
 __all__ = ["DraftPlan", "expand_term", "grounding_context", "plan_draft"]
-
-_SELF = {"i", "me", "my", "mine", "myself", "the user", "user"}
 
 
 def expand_term(term: str) -> URIRef:
@@ -201,7 +200,7 @@ def _entity(
     ctx: PlanContext,
     plan: DraftPlan,
 ) -> EntityMatch:
-    if name_key(name) in _SELF or name_key(name) == name_key(ctx.account_name):
+    if is_self_mention(name, ctx.account_name):
         quads = self_quads(ctx.uid, ctx.account_name)
         plan.entity_quads += [q for q in quads if q not in plan.entity_quads]
         return EntityMatch(self_entity(ctx.uid), ctx.account_name, frozenset(), False)

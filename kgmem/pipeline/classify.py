@@ -7,7 +7,8 @@ a class of the effective ontology, written as a full IRI:
 - a CURIE or IRI the ontology knows with that role stays;
 - words ("works for", "worksFor", a CURIE the ontology does not know) are matched against
   the labels, alternate labels and local names of the effective ontology's terms, normalized
-  (case, spacing, camelCase, plurals). One exact match is taken. Several, or only near ones:
+  (case, spacing, camelCase, plurals; :class:`~kgmem.pipeline.terms_match.TermMatcher`).
+  One exact match is taken. Several, or only near ones:
   the model (group ``memory``) chooses among those offered, and an answer that was not
   offered counts as no match; without a model the best exact match is taken only when its
   field (label > alternate label > local name) beats every other;
@@ -32,28 +33,33 @@ name it is dropped with ``unnameable_term``. Nothing is dropped without a code a
 from __future__ import annotations
 
 import logging
-import re
-import unicodedata
-from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from rdflib import URIRef
 
 from kgmem.errors import ModelOutputError
-from kgmem.memory.entities import name_key
+from kgmem.memory.entities import SELF_MENTIONS as USER_MENTIONS
+from kgmem.memory.entities import is_self_mention, name_key
 from kgmem.memory.model import ClaimDraft, DraftMemory, EntityDraft
-from kgmem.memory.planning import expand_term
 from kgmem.ontology import EffectiveOntology, TermKind, delta_term
-from kgmem.ontology.search import normalize
-from kgmem.ontology.vocabulary import local_name_words
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import NO_TERM, TermCandidate, TermChoice
 from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
+from kgmem.pipeline.terms_match import (
+    ROLE_KINDS,
+    TIERS,
+    Role,
+    TermMatcher,
+    as_iri,
+    curie,
+    term_name,
+    term_words,
+)
 from kgmem.pipeline.worklist import Dropped, PassDraft, Undeclared, Worklist, worklist
-from kgmem.vocab import PREFIXES, RDF
+from kgmem.vocab import RDF
 
 if TYPE_CHECKING:
     import dspy
@@ -71,14 +77,8 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-Role = Literal["class", "property"]
 MAX_CANDIDATES = 8  # terms offered to the model, and kept as an undeclared term's candidates
-#: mentions of the user; the write gate resolves them (and the user id) to the user's entity
-USER_MENTIONS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user"})
 _TYPING = frozenset({"a", "type", "is a", "is an", "rdf:type", "instance of"})
-_STOP = frozenset({"a", "an", "the", "of", "to", "in", "on", "at", "for", "by", "is", "has"})
-_TIERS = {3: "label", 2: "alternate label", 1: "local name"}
-_KIND: dict[Role, TermKind] = {"class": TermKind.CLASS, "property": TermKind.PROPERTY}
 
 
 class ClassifyDrop(StrEnum):
@@ -103,90 +103,6 @@ class ClassifiedDraft:
     notes: tuple[ClassifyNote, ...] = ()
 
 
-def curie(term: str) -> str:
-    """``https://schema.org/worksFor`` → ``schema:worksFor``; other IRIs stay whole.
-
-    >>> curie("https://schema.org/worksFor")
-    'schema:worksFor'
-    """
-    for prefix, namespace in sorted(PREFIXES.items(), key=lambda item: -len(item[1])):
-        local = term.removeprefix(namespace)
-        if local != term and re.fullmatch(r"[A-Za-z_][\w-]*", local):
-            return f"{prefix}:{local}"
-    return term
-
-
-def term_name(surface: str, role: Role) -> str | None:
-    """The local name to mint for ``surface``: lowerCamelCase for a property, UpperCamelCase
-    for a class; None when it has no letters to name it with.
-
-    >>> term_name("prefers seat", "property"), term_name("vegan café", "class")
-    ('prefersSeat', 'VeganCafe')
-    """
-    ascii_text = unicodedata.normalize("NFKD", surface).encode("ascii", "ignore").decode()
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", ascii_text)
-    words = re.findall(r"[A-Za-z0-9]+", spaced)
-    while words and not words[0][0].isalpha():
-        words.pop(0)
-    if not words:
-        return None
-    name = "".join(w[:1].upper() + w[1:].lower() for w in words)[:64]
-    return name[:1].lower() + name[1:] if role == "property" else name
-
-
-def _as_iri(text: str) -> URIRef | None:
-    """A CURIE with a known prefix or an absolute IRI; None for words."""
-    text = text.strip()
-    if not text or any(ch.isspace() for ch in text):
-        return None
-    prefix, _, local = text.partition(":")
-    if prefix in PREFIXES and local:
-        return expand_term(text)
-    return URIRef(text) if re.match(r"(https?|urn):", text) else None
-
-
-def _words(surface: str) -> str:
-    iri = _as_iri(surface)
-    return local_name_words(iri) if iri is not None else surface
-
-
-class _Matcher:
-    """The effective ontology's terms of one kind by normalized label, alternate label and
-    local name (exact), and by their words (near)."""
-
-    def __init__(self, effective: EffectiveOntology, kind: TermKind) -> None:
-        vocab = effective.vocabulary
-        pool = effective.properties if kind is TermKind.PROPERTY else effective.classes
-        self._exact: dict[str, dict[URIRef, int]] = defaultdict(dict)
-        self._words: dict[str, set[URIRef]] = defaultdict(set)
-        for term in pool:
-            if vocab.kind_of(term) is not kind:
-                continue
-            fields = (
-                (3, vocab.labels.get(term, [])),
-                (2, vocab.alt_labels.get(term, [])),
-                (1, [local_name_words(term)]),
-            )
-            for tier, texts in fields:
-                for text in texts:
-                    words = normalize(text)
-                    tiers = self._exact[" ".join(words)]
-                    tiers[term] = max(tiers.get(term, 0), tier)
-                    for word in set(words) - _STOP:
-                        self._words[word].add(term)
-
-    def exact(self, text: str) -> list[tuple[URIRef, int]]:
-        found = self._exact.get(" ".join(normalize(text)), {})
-        return sorted(found.items(), key=lambda item: (-item[1], str(item[0])))
-
-    def near(self, text: str) -> list[URIRef]:
-        shared: dict[URIRef, int] = defaultdict(int)
-        for word in set(normalize(text)) - _STOP:
-            for term in self._words.get(word, ()):
-                shared[term] += 1
-        return sorted(shared, key=lambda term: (-shared[term], str(term)))
-
-
 class _Drop(Exception):
     def __init__(self, code: ClassifyDrop, message: str) -> None:
         super().__init__(message)
@@ -200,7 +116,7 @@ def _claim_line(claim: ClaimDraft) -> str:
 
 def _is_typing(claim: ClaimDraft) -> bool:
     text = " ".join(claim.predicate.lower().split())
-    return text in _TYPING or _as_iri(claim.predicate) == RDF.type
+    return text in _TYPING or as_iri(claim.predicate) == RDF.type
 
 
 @dataclass
@@ -212,7 +128,7 @@ class _Session:
     key: str
     draft: DraftMemory
     effective: EffectiveOntology
-    matchers: dict[TermKind, _Matcher]
+    matchers: dict[TermKind, TermMatcher]
     undeclared: dict[str, Undeclared] = field(default_factory=dict)
     notes: list[ClassifyNote] = field(default_factory=list)
     _terms: dict[tuple[str, Role], URIRef] = field(default_factory=dict)
@@ -237,11 +153,11 @@ class _Session:
         return self._terms[key]
 
     def _classify(self, surface: str, role: Role) -> URIRef:
-        kind = _KIND[role]
-        iri = _as_iri(surface)
+        kind = ROLE_KINDS[role]
+        iri = as_iri(surface)
         if iri is not None and self.effective.info(iri).kind is kind:
             return iri
-        words = _words(surface)
+        words = term_words(surface)
         matches = self.matchers[kind].exact(words)
         if len(matches) == 1:
             return matches[0][0]
@@ -269,7 +185,7 @@ class _Session:
         (best, tier), (runner_up, other) = matches[0], matches[1]
         if tier > other:
             return best, ""
-        why = f"{curie(best)} and {curie(runner_up)} both match by {_TIERS[tier]}; no model"
+        why = f"{curie(best)} and {curie(runner_up)} both match by {TIERS[tier]}; no model"
         return None, why
 
     def _ask(
@@ -323,7 +239,7 @@ class _Session:
             code = ClassifyDrop.UNNAMEABLE_TERM
             raise _Drop(code, f"the {role} {surface!r} has no letters to name a new term with")
         iri = delta_term(self.uid, name)
-        if self.effective.info(iri).kind is _KIND[role]:
+        if self.effective.info(iri).kind is ROLE_KINDS[role]:
             return iri  # the user's own term of that very name
         if str(iri) not in self.undeclared:
             candidates = tuple(self.candidate(t) for t in offered)
@@ -390,7 +306,7 @@ def _rewrite(session: _Session) -> DraftMemory:
         prop = session.term(claim.predicate, "property")
         claims.append(claim.model_copy(update={"predicate": str(prop)}))
         for mention, subject in ((claim.subject, True), (claim.object, False)):
-            if mention is None or _is_user(mention, session.uid):
+            if mention is None or is_self_mention(mention, session.uid):
                 continue
             provisional = _provisional(effective, prop, subject)
             held = entity(mention).types
@@ -411,17 +327,12 @@ def _typing(session: _Session, claim: ClaimDraft) -> URIRef:
     return session.term(named or "", "class")
 
 
-def _is_user(name: str, uid: str) -> bool:
-    key = name_key(name)
-    return key in USER_MENTIONS or key == name_key(uid)
-
-
 class ClassifyStage:
     """The classify stage: one item per draft (see the module docstring)."""
 
     def __init__(self, ports: PassPorts) -> None:
         self._ports = ports
-        self._matchers: dict[str, tuple[EffectiveOntology, dict[TermKind, _Matcher]]] = {}
+        self._matchers: dict[str, tuple[EffectiveOntology, dict[TermKind, TermMatcher]]] = {}
 
     @property
     def name(self) -> StageName:
@@ -454,9 +365,9 @@ class ClassifyStage:
         work = Worklist(drafts=(rewritten,), undeclared=tuple(session.undeclared.values()))
         return ClassifiedDraft(work, tuple(session.notes))
 
-    def _matchers_for(self, uid: str, effective: EffectiveOntology) -> dict[TermKind, _Matcher]:
+    def _matchers_for(self, uid: str, effective: EffectiveOntology) -> dict[TermKind, TermMatcher]:
         cached = self._matchers.get(uid)
         if cached is None or cached[0] is not effective:
-            built = {kind: _Matcher(effective, kind) for kind in TermKind}
+            built = {kind: TermMatcher(effective, kind) for kind in TermKind}
             cached = self._matchers[uid] = (effective, built)
         return cached[1]

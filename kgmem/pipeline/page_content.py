@@ -1,0 +1,195 @@
+"""What an entity page may say: :class:`PageInput` and its lines, read from the kg graph.
+
+:func:`read_page_input` gathers an entity's names, types, the claims of its *active*
+memories and the active memories about it (nothing pending, quarantined, archived,
+superseded or forgotten ever reaches a page), each memory cited by the shortest ``m:`` id
+that is unique on the page. A :class:`PageInput` keeps a canonical order, so equal inputs
+are equal and have one :attr:`~PageInput.digest`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from hashlib import sha256
+
+from rdflib import Literal, URIRef
+
+from kgmem.errors import GraphNameError
+from kgmem.memory.ids import parse_node
+from kgmem.memory.model import MemoryKind, MemoryStatus
+from kgmem.ontology import EffectiveOntology
+from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
+from kgmem.vocab import KGM, RDF
+
+__all__ = ["RENDERER_VERSION", "FactLine", "MemoryLine", "PageInput", "read_page_input"]
+
+RENDERER_VERSION = "1"  # part of the digest: a new page format re-renders every page once
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_RECORD_TYPES = frozenset({KGM.Entity, KGM.Shell})
+
+
+@dataclass(frozen=True)
+class FactLine:
+    """One claim of the entity's active memories, with every memory that asserts it."""
+
+    predicate: str  # the property's label
+    value: str  # the object's name, or the literal value
+    memories: tuple[str, ...]  # citation ids
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class MemoryLine:
+    """One active memory about the entity."""
+
+    memory: str  # citation id, e.g. "m:3f2a9c01"
+    kind: MemoryKind
+    title: str
+    excerpt: str = ""
+    steps: tuple[str, ...] = ()
+    occurred_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if self.occurred_at is not None and self.occurred_at.tzinfo is None:
+            object.__setattr__(self, "occurred_at", self.occurred_at.replace(tzinfo=UTC))
+
+
+@dataclass(frozen=True)
+class PageInput:
+    """Everything an entity page may say; kept in a canonical order, so equal inputs are equal."""
+
+    entity: URIRef
+    name: str
+    aliases: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()  # labels
+    facts: tuple[FactLine, ...] = ()
+    memories: tuple[MemoryLine, ...] = ()
+    citations: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        def memory_order(m: MemoryLine) -> tuple[str, datetime, str, str]:
+            return (m.kind.value, m.occurred_at or _EARLIEST, m.title.casefold(), m.memory)
+
+        put = object.__setattr__
+        put(self, "aliases", tuple(sorted(set(self.aliases))))
+        put(self, "types", tuple(sorted(set(self.types))))
+        put(
+            self,
+            "facts",
+            tuple(sorted(self.facts, key=lambda f: (f.predicate, f.value, f.negated))),
+        )
+        put(self, "memories", tuple(sorted(self.memories, key=memory_order)))
+        cited = {m.memory for m in self.memories} | {c for f in self.facts for c in f.memories}
+        put(self, "citations", tuple(sorted(cited)))
+
+    @property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of the renderer version and this input."""
+        data = json.dumps([RENDERER_VERSION, asdict(self)], sort_keys=True, default=str)
+        return "sha256:" + sha256(data.encode()).hexdigest()
+
+
+def read_page_input(
+    store: TripleStore,
+    queries: QueryRegistry,
+    uid: str,
+    entity: URIRef,
+    effective: EffectiveOntology,
+) -> PageInput | None:
+    """What ``entity``'s page may say, from the user's kg graph; None if it no longer exists
+    (or was merged into another entity)."""
+    graph = UserGraphs(uid).kg
+    about = {"graph": graph, "entity": entity, "status": MemoryStatus.ACTIVE.iri}
+    triples = store.select(queries["memory/entity_facts"], {"graph": graph, "entity": entity})
+    values: dict[URIRef, list[object]] = defaultdict(list)
+    for row in triples:
+        values[URIRef(row["p"])].append(row["o"])
+    if KGM.Entity not in values[RDF.type] or values[KGM.mergedInto]:
+        return None
+    memories = store.select(queries["pages/memories_about"], about)
+    claims = store.select(queries["pages/entity_claims"], about)
+    cite = _citations([URIRef(r["memory"]) for r in (*memories, *claims)])
+    types = [t for t in values[RDF.type] if isinstance(t, URIRef) and t not in _RECORD_TYPES]
+    return PageInput(
+        entity=entity,
+        name=_name(values[KGM.name]) or str(entity).rsplit("/", 1)[-1],
+        aliases=tuple(str(a) for a in values[KGM.alias]),
+        types=tuple(effective.vocabulary.label(t) for t in types),
+        facts=_facts(claims, cite, effective),
+        memories=_memories(
+            memories, _steps(store.select(queries["pages/memory_steps"], about)), cite
+        ),
+    )
+
+
+def _name(names: Sequence[object]) -> str | None:
+    """The preferred name: untagged or English first, then in order of the text."""
+    found = [n for n in names if isinstance(n, Literal)]
+    found.sort(key=lambda n: (n.language not in (None, "en"), str(n)))
+    return str(found[0]) if found else None
+
+
+def _citations(memories: Iterable[URIRef]) -> dict[URIRef, str]:
+    """``m:`` + the shortest id prefix (8 hex digits or more) unique on this page."""
+    locals_ = {m: _local_id(m) for m in memories}
+    for length in range(8, 65):
+        ids = {m: "m:" + local[:length] for m, local in locals_.items()}
+        if len(set(ids.values())) == len(ids):
+            return ids
+    return {m: "m:" + local for m, local in locals_.items()}
+
+
+def _local_id(memory: URIRef) -> str:
+    try:
+        return parse_node(memory)[2]
+    except GraphNameError:
+        return sha256(str(memory).encode()).hexdigest()
+
+
+def _facts(
+    rows: Iterable[Row], cite: Mapping[URIRef, str], effective: EffectiveOntology
+) -> tuple[FactLine, ...]:
+    claims: dict[URIRef, Row] = {}
+    names: dict[URIRef, list[object]] = defaultdict(list)
+    for row in rows:  # an object with two names (languages) gives a row per name
+        claims[URIRef(row["claim"])] = row
+        names[URIRef(row["claim"])].append(row.get("objectName"))
+    found: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    for claim, row in claims.items():
+        value = _name(names[claim]) or row.get("value") or row.get("object")
+        negated = isinstance(n := row.get("negated"), Literal) and n.toPython() is True
+        label = effective.vocabulary.label(URIRef(row["predicate"]))
+        found[(label, str(value), negated)].add(cite[URIRef(row["memory"])])
+    return tuple(FactLine(p, v, tuple(sorted(m)), n) for (p, v, n), m in found.items())
+
+
+def _steps(rows: Iterable[Row]) -> dict[URIRef, tuple[str, ...]]:
+    by_memory: dict[URIRef, list[tuple[int, str]]] = defaultdict(list)
+    for row in rows:
+        position = row["position"]
+        number = position.toPython() if isinstance(position, Literal) else 0
+        by_memory[URIRef(row["memory"])].append((int(number), str(row["instruction"])))
+    return {m: tuple(text for _, text in sorted(steps)) for m, steps in by_memory.items()}
+
+
+def _memories(
+    rows: Iterable[Row], steps: Mapping[URIRef, tuple[str, ...]], cite: Mapping[URIRef, str]
+) -> tuple[MemoryLine, ...]:
+    lines: dict[URIRef, MemoryLine] = {}
+    for row in rows:
+        memory = URIRef(row["memory"])
+        occurred = row.get("occurredAt")
+        when = occurred.toPython() if isinstance(occurred, Literal) else None
+        lines[memory] = MemoryLine(
+            memory=cite[memory],
+            kind=MemoryKind(str(row["kind"]).rsplit("#", 1)[-1]),
+            title=str(row["title"]),
+            excerpt=str(row.get("excerpt") or ""),
+            steps=steps.get(memory, ()),
+            occurred_at=when if isinstance(when, datetime) else None,
+        )
+    return tuple(lines.values())

@@ -1,0 +1,127 @@
+"""The deterministic page renderer: a :class:`~kgmem.pipeline.page_content.PageInput` as
+Markdown.
+
+:func:`render_page` is pure (same arguments, same bytes): front matter (with the input's
+digest), title, a summary line, then Facts, How-tos and preferences, and History, every line
+citing its memories. :func:`frame_page` puts kgmem's front matter and top heading around a
+body, whoever wrote it (this renderer or a model). Stored text is escaped so that it cannot
+open a link or fake a citation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+from kgmem.memory.model import MemoryKind
+from kgmem.pipeline.page_content import MemoryLine, PageInput
+
+__all__ = ["frame_page", "render_page"]
+
+_ESCAPE = re.compile(r"([\\`*_\[\]<>])")
+_EMPTY = "_Nothing recorded yet._"
+
+
+def render_page(page: PageInput, updated: datetime) -> str:
+    """The page of ``page`` as Markdown: front matter, title, summary, Facts, How-tos and
+    preferences, History; every line cites its memories. Pure: same arguments, same bytes."""
+    return frame_page(page, updated, _body(page))
+
+
+def frame_page(page: PageInput, updated: datetime, body: str) -> str:
+    """Front matter and top heading (kgmem's, whoever wrote the body) around ``body``."""
+    when = updated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    front = [
+        "---",
+        f"title: {_yaml(page.name)}",
+        f"types: [{', '.join(_yaml(t) for t in page.types)}]",
+        f"entity: {_yaml(str(page.entity))}",
+        f"aliases: [{', '.join(_yaml(a) for a in page.aliases)}]",
+        f"updated: {when}",
+        f"digest: {_yaml(page.digest)}",
+        "---",
+        "",
+        f"# {_inline(page.name)}",
+        "",
+    ]
+    return "\n".join(front) + "\n" + body.strip() + "\n"
+
+
+def _yaml(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's escapes are YAML's; YAML 1.1 line breaks too)."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted.replace("\u0085", "\\N").replace("\u2028", "\\L").replace("\u2029", "\\P")
+
+
+def _inline(text: str) -> str:
+    """Stored text as one Markdown line that cannot open a link or fake a citation."""
+    return _ESCAPE.sub(r"\\\1", " ".join(text.split()))
+
+
+def _body(page: PageInput) -> str:
+    facts = _fact_lines(page)
+    howtos = [_howto(m) for m in page.memories if m.kind is MemoryKind.PROCEDURAL]
+    events = [_event(m) for m in page.memories if m.kind is MemoryKind.EPISODIC]
+    sections = [
+        _summary(page, len(facts), len(howtos), len(events)),
+        _section("Facts", facts),
+        _section("How-tos and preferences", howtos),
+        _section("History", events),
+    ]
+    return "\n\n".join(sections)
+
+
+def _fact_lines(page: PageInput) -> list[str]:
+    lines = []
+    for fact in page.facts:
+        predicate = ("not " if fact.negated else "") + fact.predicate
+        lines.append(f"- **{_inline(predicate)}**: {_inline(fact.value)} {_cite(fact.memories)}")
+    claimed = {c for f in page.facts for c in f.memories}
+    for m in page.memories:  # semantic and reference memories no fact line already cites
+        if m.kind in (MemoryKind.SEMANTIC, MemoryKind.REFERENCE) and m.memory not in claimed:
+            lines.append(f"- {_text(m)} {_cite([m.memory])}")
+    return lines
+
+
+def _howto(memory: MemoryLine) -> str:
+    steps = [f"   {n}. {_inline(step)}" for n, step in enumerate(memory.steps, 1)]
+    return "\n".join([f"- {_text(memory)} {_cite([memory.memory])}", *steps])
+
+
+def _event(memory: MemoryLine) -> str:
+    when = memory.occurred_at.astimezone(UTC).date().isoformat() if memory.occurred_at else "?"
+    return f"- {when}: {_text(memory)} {_cite([memory.memory])}"
+
+
+def _text(memory: MemoryLine) -> str:
+    excerpt = " ".join(memory.excerpt.split())
+    if excerpt and excerpt != " ".join(memory.title.split()):
+        return f"{_inline(memory.title)} ({_inline(excerpt)})"
+    return _inline(memory.title)
+
+
+def _cite(ids: Iterable[str]) -> str:
+    return " ".join(f"[{i}]" for i in ids)
+
+
+def _section(title: str, lines: Sequence[str]) -> str:
+    return f"## {title}\n\n" + ("\n".join(lines) if lines else _EMPTY)
+
+
+def _summary(page: PageInput, facts: int, howtos: int, events: int) -> str:
+    what = ", ".join(page.types) or "entity"
+    line = f"**{_inline(page.name)}** ({_inline(what)})"
+    if page.aliases:
+        line += ", also known as " + ", ".join(_inline(a) for a in page.aliases)
+    counts = [
+        _count(facts, "fact", "facts"),
+        _count(howtos, "how-to or preference", "how-tos and preferences"),
+        _count(events, "event", "events"),
+    ]
+    return f"{line}. On record: {', '.join(counts)}."
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
