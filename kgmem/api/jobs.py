@@ -2,7 +2,9 @@
 
 Jobs only call services; each is safe to run at any time and to run late. Every
 ``sweep_interval_seconds``: the consolidation sweep (passes for idle chats and queued
-drafts, bounded concurrency) and the expiry of episodes whose time to live has passed.
+drafts, bounded concurrency), the expiry of episodes whose time to live has passed, and
+periodic consolidation (repeated episodes into routines, references into facts; most runs
+find nothing new and write nothing).
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ class Jobs:
             log.exception("consolidation sweep failed")
             return 0
 
+    def periodic(self) -> int:
+        """Periodic consolidation for every user; returns how many memories it created or
+        updated. One user's failure does not stop the others."""
+        changed = 0
+        for uid in users_of(self.services):
+            try:
+                changed += self.services.consolidation.periodic(uid).changed
+            except KgmemError:
+                log.exception("periodic consolidation failed for user %s", uid)
+        return changed
+
     def start(self) -> None:
         interval = self.services.settings.sweep_interval_seconds
         self.scheduler = BackgroundScheduler(daemon=True)
@@ -69,6 +82,14 @@ class Jobs:
         )
         self.scheduler.add_job(
             self.sweep, "interval", seconds=interval, id="sweep", max_instances=1, coalesce=True
+        )
+        self.scheduler.add_job(
+            self.periodic,
+            "interval",
+            seconds=interval,
+            id="periodic",
+            max_instances=1,
+            coalesce=True,
         )
         self.scheduler.start()
 

@@ -302,6 +302,12 @@ class Lifecycle:
         with self._store.transaction() as tx:
             record = self.get(uid, memory)
             nodes = {memory, *(c.iri for c in record.claims), *(e.iri for e in record.evidence)}
+            for graph in graphs.standing:  # a routine's step nodes are the memory's too
+                nodes |= {
+                    q.object
+                    for q in self._store.quads(graph, memory, KGM.step)
+                    if isinstance(q.object, URIRef)
+                }
             gone: list[Quad] = []
             for graph in graphs.standing:
                 for node in nodes:

@@ -31,6 +31,7 @@ from kgmem.pipeline.extract import (
 )
 from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.lm import ModelGroup, ModelSet, ModelSpec
+from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import (
     NEW_ENTITY,
@@ -150,6 +151,8 @@ __all__ = [
     "PassRunner",
     "PassState",
     "PassStatus",
+    "Periodic",
+    "PeriodicReport",
     "ReconcileStage",
     "RecoverFn",
     "RenderedSegment",

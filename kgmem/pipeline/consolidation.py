@@ -31,6 +31,7 @@ from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.extract import ExtractStage
 from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.lm import ModelGroup
+from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.reconcile import ReconcileStage
 from kgmem.pipeline.records import PassRecord, PassStatus
@@ -92,6 +93,7 @@ class Consolidation:
             settings,
             backoff=backoff,
         )
+        self._periodic = Periodic(store, queries, clock, settings, ports)
 
     # -- input -------------------------------------------------------------------------
 
@@ -156,6 +158,15 @@ class Consolidation:
         with ThreadPoolExecutor(max_workers=max(1, self._settings.concurrency)) as pool:
             results = list(pool.map(one_user, sorted(due)))
         return [record for records in results for record in records]
+
+    def periodic(self, uid: str) -> PeriodicReport:
+        """Periodic consolidation for ``uid``: repeated episodes become a routine, references
+        sharing an entity a semantic fact (see :mod:`kgmem.pipeline.periodic`). Nothing while
+        a pass of ``uid`` is unfinished, so it never decides against a pass's uncommitted work.
+        """
+        if self._unfinished(uid):
+            return PeriodicReport(uid)
+        return self._periodic.run(uid)
 
     # -- status ------------------------------------------------------------------------
 

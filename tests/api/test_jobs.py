@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from kgmem.api import Jobs, Services, build_services, create_app, users_of
 from kgmem.clock import FixedClock
 from kgmem.config import Settings
-from kgmem.memory import MemoryStatus, MessageIn
+from kgmem.memory import MemoryKind, MemoryStatus, MessageIn
 from kgmem.memory.listing import MemoryList, MemorySummary
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -22,7 +22,8 @@ def test_the_app_runs_the_sweep_and_expiry_jobs_and_stops_them(settings: Setting
     with TestClient(app):
         assert jobs.scheduler is not None and jobs.scheduler.running
         found = {job.id: job.trigger.interval for job in jobs.scheduler.get_jobs()}
-        assert found == {"expire": timedelta(hours=1), "sweep": timedelta(hours=1)}
+        hour = timedelta(hours=1)
+        assert found == {"expire": hour, "sweep": hour, "periodic": hour}
     assert jobs.scheduler is None  # stopped before the store closed
 
 
@@ -77,6 +78,36 @@ def test_sweep_job_consolidates_queued_drafts_of_every_user(settings: Settings) 
             [memory] = _active(services, uid)
             assert memory.title == "Works at Acme"
         assert jobs.sweep() == 0  # nothing left to take
+    finally:
+        services.close()
+
+
+def test_periodic_job_promotes_repeated_episodes_of_every_user(settings: Settings) -> None:
+    services = build_services(settings, clock=FixedClock(NOW), in_memory=True)
+    try:
+        for uid in ("alice", "bob"):
+            for day in range(3):
+                text = f"Day {day}: I ran the backup routine: stop the app, copy the disk, start."
+                msg = services.sources.ingest_message(
+                    uid, MessageIn(chat=f"c{day}", turn=0, role="user", text=text)
+                )
+                draft = {
+                    "kind": "episodic",
+                    "title": "Ran the backup routine",
+                    "body": "Backup: stop the app, copy the disk, start the app.",
+                    "occurred_at": (NOW - timedelta(days=3 - day)).isoformat(),
+                    "entities": [{"name": "backup routine"}],
+                    "evidence": [{"source": str(msg.iri), "quote": "I ran the backup routine"}],
+                }
+                services.gate.draft(uid, [draft])
+        jobs = Jobs(services)
+        assert jobs.periodic() == 2  # one routine per user
+        for uid in ("alice", "bob"):
+            [routine] = MemoryList(services.store, services.queries).memories(
+                uid, kind=MemoryKind.PROCEDURAL
+            )
+            assert routine.status is MemoryStatus.ACTIVE
+        assert jobs.periodic() == 0  # nothing new: nothing written
     finally:
         services.close()
 
