@@ -15,7 +15,7 @@ so a later draft of the batch sees the earlier ones (a repeat in one batch is di
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from hashlib import sha256
 from typing import Any
 
@@ -40,7 +40,8 @@ from kgmem.memory.entities import EntityResolver
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
-from kgmem.memory.planning import PlanContext, plan_draft
+from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
+from kgmem.memory.prepass import ExistingClaim
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
@@ -133,6 +134,11 @@ class WriteGate:
         account: str,
     ) -> Work:
         work = self.decide(uid, index, self._reported(uid, draft), actor, mode, account)
+        return self.validated(uid, index, work)
+
+    def validated(self, uid: str, index: int, work: Work) -> Work:
+        """``work`` if its change validates (or it was refused anyway), else a refusal that
+        names the violations; nothing is written."""
         if work.result.outcome is Outcome.REFUSED:
             return work
         report = self._validation.validate(uid, Changeset.of(work.change_add, work.change_remove))
@@ -166,6 +172,25 @@ class WriteGate:
         written. Consolidation's reconcile stage calls this with the pass's own entity
         bindings (``resolver``), the ontology as the pass's schema delta will make it
         (``effective``) and the terms it deferred (``needs_terms``: the memory waits)."""
+        plan, effective = self.plan(uid, draft, account, resolver=resolver, effective=effective)
+        plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
+        if not plan.grounded:
+            reasons = tuple(plan.refusals) or ("no evidence",)
+            return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons))
+        existing = self.existing(uid, plan, effective)
+        return Decider(self.deps(), uid, index, draft, plan, actor, mode, existing).run()
+
+    def plan(
+        self,
+        uid: str,
+        draft: DraftMemory,
+        account: str,
+        *,
+        resolver: EntityResolver | None = None,
+        effective: EffectiveOntology | None = None,
+    ) -> tuple[DraftPlan, EffectiveOntology]:
+        """``draft`` grounded, typed and resolved (see :func:`plan_draft`), and the ontology
+        it was planned against."""
         sources, previous = self.sources_of(uid, draft)
         effective = effective or self._ontology.effective(uid)
         ctx = PlanContext(
@@ -178,13 +203,24 @@ class WriteGate:
             {},
             self._order,
         )
-        plan = plan_draft(draft, ctx)
-        plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
-        if not plan.grounded:
-            reasons = tuple(plan.refusals) or ("no evidence",)
-            return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons))
-        existing = self._active.about(uid, plan.claims, effective.is_functional, self._order)
-        deps = GateDeps(
+        return plan_draft(draft, ctx), effective
+
+    def existing(
+        self,
+        uid: str,
+        plan: DraftPlan,
+        effective: EffectiveOntology,
+        *,
+        exclude: Collection[URIRef] = (),
+    ) -> list[ExistingClaim]:
+        """The active claims the pre-pass weighs ``plan`` against, except those of the
+        memories in ``exclude`` (a derivation's own inputs)."""
+        found = self._active.about(uid, plan.claims, effective.is_functional, self._order)
+        return [e for e in found if e.memory not in exclude]
+
+    def deps(self) -> GateDeps:
+        """What a :class:`Decider` needs, as of now."""
+        return GateDeps(
             self._store,
             self._ontology,
             self._active,
@@ -193,7 +229,6 @@ class WriteGate:
             self._order,
             self._clock.now(),
         )
-        return Decider(deps, uid, index, draft, plan, actor, mode, existing).run()
 
     def mode(self, uid: str) -> WriteMode:
         """The user's write mode (autonomous unless they chose review)."""

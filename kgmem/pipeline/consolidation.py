@@ -93,7 +93,7 @@ class Consolidation:
             settings,
             backoff=backoff,
         )
-        self._periodic = Periodic(store, queries, clock, settings, ports)
+        self._periodic = Periodic(store, queries, ports)
 
     # -- input -------------------------------------------------------------------------
 

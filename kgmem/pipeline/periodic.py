@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 
 from rdflib import URIRef
 
-from kgmem.clock import Clock
-from kgmem.config import Settings
 from kgmem.memory.decider import Outcome
 from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryKind, MemoryStatus
@@ -115,16 +113,9 @@ class _Outcomes:
 class Periodic:
     """Periodic consolidation for one store; :meth:`run` does one user."""
 
-    def __init__(
-        self,
-        store: TripleStore,
-        queries: QueryRegistry,
-        clock: Clock,
-        settings: Settings,
-        ports: PassPorts,
-    ) -> None:
+    def __init__(self, store: TripleStore, queries: QueryRegistry, ports: PassPorts) -> None:
         self._store, self._queries = store, queries
-        self._writer = DerivationWriter(store, queries, clock, settings, ports)
+        self._writer = DerivationWriter(store, queries, ports)
         self._seen: dict[URIRef, EpisodeSteps | None] = {}
 
     def run(self, uid: str) -> PeriodicReport:

@@ -20,21 +20,18 @@ from dataclasses import dataclass, field, replace
 
 from rdflib import Literal, URIRef
 
-from kgmem.clock import Clock
-from kgmem.config import Settings
 from kgmem.memory.decider import Actor, Decider, GateDeps, ItemResult, Outcome, Work, WriteMode
 from kgmem.memory.decisions import Action
 from kgmem.memory.entities import self_entity
-from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.grounding_types import SUPPORT_CONFIDENCE_CAPS
 from kgmem.memory.model import DraftMemory, EvidenceDraft, SupportKind
-from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
+from kgmem.memory.planning import DraftPlan
 from kgmem.memory.prepass import ExistingClaim
 from kgmem.memory.records import EvidenceRecord
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.resolve import PassResolver
 from kgmem.pipeline.worklist import EntityBinding
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = [
@@ -190,17 +187,8 @@ class DerivationWriter:
     """Decides, validates and commits derived drafts for one store, like the gate's
     :meth:`~kgmem.memory.WriteGate.draft` (one transaction per draft)."""
 
-    def __init__(
-        self,
-        store: TripleStore,
-        queries: QueryRegistry,
-        clock: Clock,
-        settings: Settings,
-        ports: PassPorts,
-    ) -> None:
-        self._store, self._queries, self._clock = store, queries, clock
-        self._settings, self._ports = settings, ports
-        self._active = ActiveClaims(store, queries)
+    def __init__(self, store: TripleStore, queries: QueryRegistry, ports: PassPorts) -> None:
+        self._store, self._queries, self._ports = store, queries, ports
 
     def write(
         self,
@@ -214,16 +202,9 @@ class DerivationWriter:
         change validates."""
         with self._store.transaction() as tx:
             work = self._decide(uid, draft, derivation, refresh)
+            work = self._ports.gate.validated(uid, 0, work)
             if work.result.outcome is Outcome.REFUSED:
                 return Written(work.result)
-            change = Changeset.of(work.change_add, work.change_remove)
-            report = self._ports.validation.validate(uid, change)
-            if not report.conforms:
-                reasons = tuple(v.message for v in report.violations)
-                refused = ItemResult(
-                    0, Outcome.REFUSED, reasons=reasons, violations=report.violations
-                )
-                return Written(refused)
             tx.add(*work.change_add)
             tx.remove(*work.change_remove)
         memory = work.result.memory
@@ -234,43 +215,17 @@ class DerivationWriter:
         self, uid: str, draft: DraftMemory, derivation: Derivation, refresh: URIRef | None
     ) -> Work:
         gate = self._ports.gate
-        sources, previous = gate.sources_of(uid, draft)
-        effective = self._ports.ontology.effective(uid)
         resolver = PassResolver(self._store, self._queries, derivation.bindings)
-        ctx = PlanContext(
-            uid,
-            self._account(uid),
-            effective,
-            resolver,
-            sources,
-            previous,
-            {},
-            gate.authority_order,
-        )
-        plan = plan_draft(draft, ctx)
+        plan, effective = gate.plan(uid, draft, self._account(uid), resolver=resolver)
         if derivation.about:
             plan.about = list(derivation.about)
         if not plan.grounded:
             reasons = tuple(plan.refusals) or ("no evidence",)
             return Work([], [], ItemResult(0, Outcome.REFUSED, reasons=reasons))
-        inputs = set(derivation.inputs)
-        existing = [
-            e
-            for e in self._active.about(
-                uid, plan.claims, effective.is_functional, gate.authority_order
-            )
-            if e.memory not in inputs
-        ]
-        deps = GateDeps(
-            self._store,
-            self._ports.ontology,
-            self._active,
-            gate.decisions,
-            self._settings,
-            gate.authority_order,
-            self._clock.now(),
+        existing = gate.existing(uid, plan, effective, exclude=derivation.inputs)
+        decider = _DerivingDecider(
+            gate.deps(), uid, draft, plan, gate.mode(uid), existing, derivation
         )
-        decider = _DerivingDecider(deps, uid, draft, plan, gate.mode(uid), existing, derivation)
         return decider.run() if refresh is None else decider.refresh(refresh)
 
     def _account(self, uid: str) -> str:
