@@ -9,6 +9,7 @@ The stage leaves the entities and memories it changed for the author stage.
 
 from __future__ import annotations
 
+from pydantic import JsonValue
 from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
@@ -19,6 +20,7 @@ from kgmem.pipeline.reconcile import Reconciled, pass_delta
 from kgmem.pipeline.stages import CommitPlan, PassContext, PassState, StageName
 from kgmem.pipeline.validate import Validated, changeset_of
 from kgmem.store import Changeset, Quad
+from kgmem.vocab import RDF
 
 __all__ = ["PassCommitStage"]
 
@@ -41,10 +43,18 @@ class PassCommitStage:
         for entry in reconciled.deferred:
             add += self._contributions.queue_quads(ctx.uid, entry.draft, now)[1]
         entities = sorted({str(n) for n in _nodes(change.add, NodeKind.ENTITY)})
-        memories = sorted(d.memory for d in validated.accepted if d.memory is not None)
-        after = state.with_output(
-            self.name, {"entities": list(entities), "memories": list(dict.fromkeys(memories))}
+        memories = sorted({d.memory for d in validated.accepted if d.memory is not None})
+        terms = sorted(
+            {str(q.predicate) for q in change.add}
+            | {str(q.object) for q in change.add if q.predicate == RDF.type}
         )
+        output: dict[str, JsonValue] = {
+            "entities": list[JsonValue](entities),
+            "memories": list[JsonValue](memories),
+            "terms": list[JsonValue](terms),
+            "delta": patch is not None,
+        }
+        after = state.with_output(self.name, output)
         return CommitPlan(Changeset.of(add, change.remove), after)
 
 

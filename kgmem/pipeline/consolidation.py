@@ -127,8 +127,19 @@ class Consolidation:
         except PassNotDue:
             return self.checkpoints.record(uid, pass_id)
         if record.status is PassStatus.COMMITTED or record.stage is StageName.AUTHOR:
-            self._ports.ontology.invalidate(uid)
+            self._refresh_ontology(uid, pass_id)
         return record
+
+    def _refresh_ontology(self, uid: str, pass_id: str) -> None:
+        """A committed schema delta changes the user's ontology: rebuild it. Otherwise the
+        cached one only learns the terms the pass used (rebuilding reads the whole graph)."""
+        committed = self.checkpoints.state(uid, pass_id).output(StageName.COMMIT)
+        if not isinstance(committed, dict) or committed.get("delta") is not False:
+            self._ports.ontology.invalidate(uid)
+            return
+        terms = committed.get("terms")
+        if isinstance(terms, list):
+            self._ports.ontology.note_terms(uid, [URIRef(str(t)) for t in terms])
 
     def consolidate(
         self, uid: str, *, now: bool = False, progress: Progress | None = None

@@ -10,6 +10,7 @@ only replaced, and a dropped draft keeps the stage and the reason that dropped i
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
@@ -134,7 +135,28 @@ class Worklist(_Model):
 def worklist(state: PassState, before: StageName | None = None) -> Worklist:
     """The latest worklist a stage earlier than ``before`` left (all stages when None),
     with the drops of every earlier stage kept. An item stage's ``{key: worklist}`` output
-    is folded in the order of its keys."""
+    is folded in the order of its keys.
+
+    Memoized per state (states are frozen): an item stage asks once per item."""
+    key = (id(state), before)
+    with _LOCK:
+        cached = _CACHE.get(key)
+    if cached is not None and cached[0] is state:
+        return cached[1]
+    found = _worklist(state, before)
+    with _LOCK:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = (state, found)
+    return found
+
+
+_CACHE: dict[tuple[int, StageName | None], tuple[PassState, Worklist]] = {}
+_CACHE_SIZE = 32
+_LOCK = threading.Lock()
+
+
+def _worklist(state: PassState, before: StageName | None) -> Worklist:
     found: Worklist | None = None
     dropped: list[Dropped] = []
     for stage in StageName:
