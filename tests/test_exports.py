@@ -16,6 +16,7 @@ PACKAGES = [
     "kgmem.ontology",
     "kgmem.memory",
     "kgmem.pipeline",
+    "kgmem.index",
     "kgmem.api",
     "kgmem.errors",
 ]
@@ -34,7 +35,8 @@ def test_all_is_sorted_and_resolvable(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.pipeline", "kgmem.api"]
+    "name",
+    ["kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.pipeline", "kgmem.index", "kgmem.api"],
 )
 def test_every_public_class_and_function_is_exported(name: str) -> None:
     module = importlib.import_module(name)

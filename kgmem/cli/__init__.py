@@ -11,6 +11,7 @@ from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/
 from kgmem.cli.common import fail
 from kgmem.cli.consolidate import consolidate
 from kgmem.cli.core import serve, sparql, status
+from kgmem.cli.index import index
 from kgmem.cli.ingest import ingest
 from kgmem.cli.memories import memories, review
 from kgmem.cli.ontology import ontology
@@ -34,6 +35,7 @@ cli.add_command(ingest)
 cli.add_command(memories)
 cli.add_command(review)
 cli.add_command(consolidate)
+cli.add_command(index)
 
 
 def main(argv: list[str] | None = None) -> None:

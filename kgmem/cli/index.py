@@ -1,0 +1,120 @@
+"""``kgmem index``: rebuild the graph projection from the store, or check it against the store.
+
+Both open the store and the projection locally, so both refuse while a server holds them.
+The projection lives in ``$KGMEM_HOME/index/kuzu``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kgmem.cli.common import fail, local_store
+from kgmem.config import Settings, load_settings
+from kgmem.errors import StoreLocked
+from kgmem.index import TABLES, Fingerprint, KuzuProjection, StoreReader
+from kgmem.store import QueryRegistry, check_id
+
+__all__ = ["index", "index_dir"]
+
+
+def index_dir(settings: Settings) -> Path:
+    """Where the graph projection lives."""
+    return settings.home / "index" / "kuzu"
+
+
+def _counts(fingerprint: Fingerprint) -> str:
+    counts = fingerprint.counts
+    return ", ".join(f"{table} {counts.get(table, 0)}" for table in TABLES)
+
+
+@contextmanager
+def _projection(settings: Settings, purpose: str) -> Iterator[tuple[KuzuProjection, list[str]]]:
+    """The projection over the local store, and every user either of them knows."""
+    queries = QueryRegistry.load()
+    with local_store(settings, purpose) as store:
+        try:
+            projection = KuzuProjection(index_dir(settings), store, queries)
+        except StoreLocked as exc:
+            fail(str(exc))
+        with projection:
+            opened = projection.opened
+            if opened.recovered:
+                click.echo(
+                    f"index: {opened.path} was unusable ({opened.reason}); moved to "
+                    f"{opened.moved_to or '(deleted)'}; rebuilt {len(opened.rebuilt)} users",
+                    err=True,
+                )
+            users = sorted(StoreReader(store, queries).users() | set(projection.users()))
+            yield projection, users
+
+
+def _users(uid: str | None, known: list[str]) -> list[str]:
+    return [check_id(uid, "user id")] if uid else known
+
+
+@click.group()
+def index() -> None:
+    """The graph projection (Kùzu) of the store: rebuild or check it."""
+
+
+@index.command("rebuild")
+@click.option("--user", "uid", metavar="USER", help="Only this user (default: every user).")
+def rebuild(uid: str | None) -> None:
+    """Drop the projection's rows and load them again from the store."""
+    settings = load_settings()
+    with _projection(settings, "rebuild the index") as (projection, known):
+        users = _users(uid, known)
+        for user in users:
+            started = time.perf_counter()
+            fingerprint = projection.rebuild(user)
+            took = time.perf_counter() - started
+            click.echo(f"{user}: {_counts(fingerprint)} ({took:.2f} s)")
+        if not users:
+            click.echo("no users in the store: nothing to rebuild")
+
+
+@index.command("check")
+@click.option("--user", "uid", metavar="USER", help="Only this user (default: every user).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check(uid: str | None, as_json: bool) -> None:
+    """Compare the projection with the store; exit 1 on any difference (nothing is repaired)."""
+    settings = load_settings()
+    if not index_dir(settings).exists():
+        fail(f"no graph projection at {index_dir(settings)} yet: run `kgmem index rebuild`", 1)
+    report: dict[str, Any] = {}
+    with _projection(settings, "check the index") as (projection, known):
+        for user in _users(uid, known):
+            found, expected = projection.fingerprint(user), projection.store_fingerprint(user)
+            report[user] = {
+                "matches": found == expected,
+                "drift": list(found.drift(expected)),
+                "projection": found.counts,
+                "store": expected.counts,
+            }
+    if as_json:
+        click.echo(json.dumps({"users": report}, indent=2))
+    else:
+        _show(report)
+    if not all(entry["matches"] for entry in report.values()):
+        raise SystemExit(1)
+
+
+def _show(report: dict[str, Any]) -> None:
+    if not report:
+        click.echo("no users in the store or the projection")
+    for user, entry in report.items():
+        if entry["matches"]:
+            counts = ", ".join(f"{t} {entry['store'][t]}" for t in TABLES)
+            click.echo(f"{user}: projection matches the store ({counts})")
+            continue
+        click.echo(f"{user}: projection DIFFERS from the store in {', '.join(entry['drift'])}")
+        click.echo(f"  {'table':<14}{'projection':>12}{'store':>8}")
+        for table in entry["drift"]:
+            click.echo(f"  {table:<14}{entry['projection'][table]:>12}{entry['store'][table]:>8}")

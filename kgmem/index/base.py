@@ -1,0 +1,176 @@
+"""The graph projection port and the plain data that crosses it.
+
+The store is the single source of truth; a graph projection is a copy of each user's
+entities, memories, pages and sources with the edges between them, kept in a property
+graph for traversals SPARQL does slowly. It can always be rebuilt from the store, is
+refreshed from committed changes, and is checked against the store by fingerprint.
+Only the adapter (:class:`~kgmem.index.kuzu.KuzuProjection`) knows the backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from rdflib import URIRef
+
+if TYPE_CHECKING:
+    from kgmem.index.rows import UserRows
+
+__all__ = [
+    "Fingerprint",
+    "GraphProjection",
+    "Link",
+    "LinkKind",
+    "Neighbour",
+    "OpenReport",
+    "ReconcileReport",
+    "TableFingerprint",
+]
+
+
+class LinkKind(StrEnum):
+    RELATES = "relates"  # a fact between two entities (asserted or inferred)
+    SHARES_MEMORY = "shares_memory"  # two entities active memories are both about
+
+
+@dataclass(frozen=True)
+class Link:
+    """One edge of a path, as stored: from ``source`` to ``target`` whichever way it was
+    walked. ``predicate``, ``memory`` and ``inferred`` describe a RELATES edge; ``count``
+    (memories in common) a SHARES_MEMORY edge."""
+
+    kind: LinkKind
+    source: URIRef
+    target: URIRef
+    predicate: URIRef | None = None
+    memory: URIRef | None = None
+    inferred: bool = False
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """An entity near the start entity: how far, and one shortest path to it."""
+
+    entity: URIRef
+    name: str | None
+    types: tuple[URIRef, ...]
+    distance: int
+    path: tuple[Link, ...]
+
+    @property
+    def predicates(self) -> tuple[URIRef, ...]:
+        """The fact predicates along the path (shared-memory links have none)."""
+        return tuple(link.predicate for link in self.path if link.predicate is not None)
+
+
+@dataclass(frozen=True)
+class TableFingerprint:
+    table: str
+    count: int
+    checksum: str
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Per table: how many rows of one user, and an order-independent checksum of them."""
+
+    tables: tuple[TableFingerprint, ...]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {t.table: t.count for t in self.tables}
+
+    @property
+    def total(self) -> int:
+        return sum(t.count for t in self.tables)
+
+    def drift(self, other: Fingerprint) -> tuple[str, ...]:
+        """The tables whose rows differ between ``self`` and ``other``."""
+        theirs = {t.table: t for t in other.tables}
+        mine = {t.table: t for t in self.tables}
+        return tuple(sorted(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n)))
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """One user's projection compared with the store (``projection`` is before repair)."""
+
+    uid: str
+    projection: Fingerprint
+    store: Fingerprint
+    repaired: bool
+
+    @property
+    def drift(self) -> tuple[str, ...]:
+        return self.projection.drift(self.store)
+
+    @property
+    def matched(self) -> bool:
+        return not self.drift
+
+
+@dataclass(frozen=True)
+class OpenReport:
+    """What opening a projection found: a usable database, a new one, or an unreadable one
+    moved aside (``moved_to``, with ``reason``) and replaced; ``rebuilt`` lists the users
+    loaded from the store because the database was new."""
+
+    path: Path
+    created: bool
+    reason: str | None = None
+    moved_to: Path | None = None
+    rebuilt: tuple[str, ...] = ()
+
+    @property
+    def recovered(self) -> bool:
+        return self.reason is not None
+
+
+class GraphProjection(Protocol):
+    """A property-graph copy of every user's knowledge, rebuilt and checked from the store."""
+
+    @property
+    def opened(self) -> OpenReport: ...
+
+    def rebuild(self, uid: str) -> Fingerprint:
+        """Drop the user's rows and load them again from the store; the new fingerprint."""
+        ...
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> None:
+        """Re-read ``nodes`` (any IRIs a change touched) and every edge at them."""
+        ...
+
+    def neighbourhood(
+        self, uid: str, entity: URIRef, hops: int = 1, limit: int = 50
+    ) -> list[Neighbour]:
+        """Entities within ``hops`` (1-3) of ``entity``, nearest first; never another user's."""
+        ...
+
+    def rows(self, uid: str) -> UserRows:
+        """Every row of the user as projected (duplicates, which are drift, kept)."""
+        ...
+
+    def fingerprint(self, uid: str) -> Fingerprint: ...
+
+    def store_fingerprint(self, uid: str) -> Fingerprint:
+        """What :meth:`fingerprint` is once the user's projection matches the store."""
+        ...
+
+    def reconcile(self, uid: str) -> ReconcileReport:
+        """Compare with the store and rebuild the user on any drift."""
+        ...
+
+    def reconcile_all(self) -> list[ReconcileReport]:
+        """:meth:`reconcile` for every user the store or the projection knows."""
+        ...
+
+    def users(self) -> list[str]:
+        """Every user with rows in the projection."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,143 @@
+"""The graph projection on Kùzu (embedded, a directory on disk).
+
+One read-write process per directory, like the store: the server owns it, the command line
+opens it only when no server runs. Every call holds a lock, so a refresh reads the store
+and writes the projection with no other change of this projection in between.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+from rdflib import URIRef
+
+from kgmem.index.base import Fingerprint, Neighbour, OpenReport, ReconcileReport
+from kgmem.index.kuzu_graph import KuzuGraph
+from kgmem.index.kuzu_open import open_database
+from kgmem.index.reader import NodeSet, StoreReader
+from kgmem.index.rows import UserRows, fingerprint_of
+from kgmem.store import QueryRegistry, TripleStore, check_id
+
+__all__ = ["KuzuProjection"]
+
+MAX_HOPS = 3
+
+
+class KuzuProjection:
+    """A :class:`~kgmem.index.base.GraphProjection` in a Kùzu database under ``directory``.
+
+    Opening never fails on a damaged database: it is moved aside, a new one is created and
+    every user is loaded from the store; :attr:`opened` says what happened.
+    """
+
+    def __init__(self, directory: Path, store: TripleStore, queries: QueryRegistry) -> None:
+        self._lock = threading.RLock()
+        self._reader = StoreReader(store, queries)
+        opened = open_database(directory)
+        self._graph = KuzuGraph(opened.database)
+        rebuilt: tuple[str, ...] = ()
+        if opened.created:
+            rebuilt = tuple(sorted(self._reader.users()))
+            for uid in rebuilt:
+                self.rebuild(uid)
+        self._opened = OpenReport(
+            directory, opened.created, opened.reason, opened.moved_to, rebuilt
+        )
+
+    @property
+    def opened(self) -> OpenReport:
+        return self._opened
+
+    def __enter__(self) -> KuzuProjection:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._graph.close()
+
+    # -- writes ------------------------------------------------------------------------
+
+    def rebuild(self, uid: str) -> Fingerprint:
+        check_id(uid, "user id")
+        with self._lock:
+            rows = self._reader.user(uid)
+            self._graph.replace_user(uid, rows)
+        return fingerprint_of(rows)
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> None:
+        """Re-read ``nodes`` from the store and replace them and every edge at them.
+
+        Any IRI may be given: a memory, entity, page or source is re-read (deleted when the
+        store no longer has it); a claim or evidence item stands for its memory; a memory
+        also refreshes the entities it touches, in the store and in the projection, since
+        their facts and shared-memory links depend on its status.
+        """
+        check_id(uid, "user id")
+        wanted = {URIRef(str(n)) for n in nodes}
+        if not wanted:
+            return
+        with self._lock:
+            stored, touched = self._reader.classify(uid, wanted)
+            held = self._graph.holding(uid, wanted)
+            memories = stored.memories | held.memories
+            linked = self._graph.linked_entities(uid, memories)
+            affected = stored | held | NodeSet(entities=frozenset(touched | linked))
+            self._graph.replace_nodes(uid, affected, self._reader.around(uid, affected))
+
+    # -- reads -------------------------------------------------------------------------
+
+    def neighbourhood(
+        self, uid: str, entity: URIRef, hops: int = 1, limit: int = 50
+    ) -> list[Neighbour]:
+        check_id(uid, "user id")
+        if not 1 <= hops <= MAX_HOPS:
+            raise ValueError(f"hops must be 1..{MAX_HOPS}, not {hops}")
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        with self._lock:
+            return self._graph.neighbourhood(uid, str(entity), hops, limit)
+
+    def rows(self, uid: str) -> UserRows:
+        check_id(uid, "user id")
+        with self._lock:
+            return self._graph.rows(uid)
+
+    def users(self) -> list[str]:
+        with self._lock:
+            return sorted(self._graph.users())
+
+    def fingerprint(self, uid: str) -> Fingerprint:
+        check_id(uid, "user id")
+        with self._lock:
+            return fingerprint_of(self._graph.rows(uid))
+
+    def store_fingerprint(self, uid: str) -> Fingerprint:
+        check_id(uid, "user id")
+        return fingerprint_of(self._reader.user(uid))
+
+    # -- checks ------------------------------------------------------------------------
+
+    def reconcile(self, uid: str) -> ReconcileReport:
+        check_id(uid, "user id")
+        with self._lock:
+            rows = self._reader.user(uid)
+            expected, found = fingerprint_of(rows), fingerprint_of(self._graph.rows(uid))
+            if found != expected:
+                self._graph.replace_user(uid, rows)
+            return ReconcileReport(uid, found, expected, repaired=found != expected)
+
+    def reconcile_all(self) -> list[ReconcileReport]:
+        with self._lock:
+            users = sorted(self._reader.users() | self._graph.users())
+            return [self.reconcile(uid) for uid in users]

@@ -1,0 +1,242 @@
+"""The projection's rows in Kùzu: batched writes, reads back, and neighbourhood walks.
+
+Writes go in batches (``UNWIND $rows``) inside one Kùzu transaction per call, so a rebuild
+or a refresh is applied whole or not at all. Kùzu's own errors become
+:class:`~kgmem.errors.StoreOperationFailed` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import fields
+from itertools import islice
+from typing import Any, cast
+
+import kuzu
+from rdflib import URIRef
+
+from kgmem.errors import StoreOperationFailed
+from kgmem.index.base import Link, LinkKind, Neighbour
+from kgmem.index.kuzu_schema import EDGES, NODES, node_key
+from kgmem.index.reader import NodeSet
+from kgmem.index.rows import (
+    AboutRow,
+    EntityRow,
+    EvidenceRow,
+    MemoryRow,
+    PageOfRow,
+    PageRow,
+    RelatesRow,
+    Row,
+    SharesRow,
+    SourceRow,
+    UserRows,
+)
+
+__all__ = ["KuzuGraph"]
+
+_BATCH = 2000
+_ROW_TYPES: tuple[type[Row], ...] = (
+    EntityRow,
+    MemoryRow,
+    PageRow,
+    SourceRow,
+    RelatesRow,
+    AboutRow,
+    EvidenceRow,
+    PageOfRow,
+    SharesRow,
+)
+_NEIGHBOURS = """
+MATCH (a:Entity {{key: $key}})-[e:RELATES|SHARES_MEMORY* SHORTEST 1..{hops}
+      (r, n | WHERE n.uid = $uid AND r.uid = $uid)]-(b:Entity)
+WHERE b.uid = $uid AND b.key <> a.key
+RETURN b.id, b.name, b.types, length(e), rels(e), nodes(e), a, b
+ORDER BY length(e), b.name, b.id
+LIMIT {limit}
+"""
+
+
+def _node_params(uid: str, row: Row) -> dict[str, Any]:
+    values = {f.name: getattr(row, f.name) for f in fields(row)}
+    values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return {"key": node_key(uid, str(values["id"])), "uid": uid, **values}
+
+
+def _edge_params(uid: str, row: Row) -> dict[str, Any]:
+    first, second, *rest = (getattr(row, f.name) for f in fields(row))
+    names = [f.name for f in fields(row)][2:]
+    return {
+        "a": node_key(uid, first),
+        "b": node_key(uid, second),
+        "uid": uid,
+        **dict(zip(names, rest, strict=True)),
+    }
+
+
+def _row(kind: type[Row], values: Sequence[Any]) -> Row:
+    args: list[Any] = [tuple(v) if isinstance(v, list) else v for v in values]
+    return kind(*args)
+
+
+class KuzuGraph:
+    """One connection to the projection database; callers serialize access."""
+
+    def __init__(self, database: kuzu.Database) -> None:
+        self._database = database
+        self._conn = kuzu.Connection(database)
+
+    def close(self) -> None:
+        self._conn.close()
+        self._database.close()
+
+    def run(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        try:
+            result = self._conn.execute(cypher, params or {})
+            assert not isinstance(result, list)
+            rows = cast(list[list[Any]], result.get_all())
+        except RuntimeError as exc:
+            raise StoreOperationFailed("graph projection", str(exc)) from exc
+        return rows
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.run("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.run("ROLLBACK")
+            raise
+        self.run("COMMIT")
+
+    def _batches(self, cypher: str, rows: Iterable[dict[str, Any]]) -> None:
+        it = iter(rows)
+        while chunk := list(islice(it, _BATCH)):
+            self.run(cypher, {"rows": chunk})
+
+    def _keys(self, uid: str, iris: Iterable[str]) -> list[str]:
+        return sorted(node_key(uid, str(iri)) for iri in iris)
+
+    # -- writes ------------------------------------------------------------------------
+
+    def _write(self, uid: str, rows: UserRows) -> None:
+        found = list(rows.tables().values())
+        for table, node_rows in zip(NODES, found, strict=False):
+            self._batches(table.upsert(), (_node_params(uid, r) for r in node_rows))
+        for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
+            self._batches(edge.insert(), (_edge_params(uid, r) for r in edge_rows))
+
+    def replace_user(self, uid: str, rows: UserRows) -> None:
+        """Drop every row of ``uid`` and write ``rows``, in one transaction."""
+        with self._transaction():
+            for table in NODES:
+                self.run(f"MATCH (n:{table.name}) WHERE n.uid = $uid DETACH DELETE n", {"uid": uid})
+            self._write(uid, rows)
+
+    def replace_nodes(self, uid: str, nodes: NodeSet, rows: UserRows) -> None:
+        """Make ``nodes`` and every edge at them what ``rows`` says, in one transaction:
+        nodes absent from ``rows`` are deleted with their edges."""
+        sets = (nodes.entities, nodes.memories, nodes.pages, nodes.sources)
+        kept = [{r.id for r in found} for found in (rows.entities, rows.memories, rows.pages)]
+        kept.append({r.id for r in rows.sources})
+        with self._transaction():
+            for table, iris in zip(NODES, sets, strict=True):
+                keys = self._keys(uid, iris)
+                for statement in (s for edge in EDGES for s in edge.delete_at(table.name)):
+                    if keys:
+                        self.run(statement, {"keys": keys})
+            for table, iris, present in zip(NODES, sets, kept, strict=True):
+                gone = self._keys(uid, {str(i) for i in iris} - present)
+                if gone:
+                    self.run(
+                        f"MATCH (n:{table.name}) WHERE n.key IN $keys DETACH DELETE n",
+                        {"keys": gone},
+                    )
+            self._write(uid, rows)
+
+    # -- reads -------------------------------------------------------------------------
+
+    def rows(self, uid: str) -> UserRows:
+        """Every row of ``uid`` as stored (duplicates kept: they are drift)."""
+        reads = [t.read() for t in NODES] + [t.read() for t in EDGES]
+        found = [
+            tuple(_row(kind, values) for values in self.run(cypher, {"uid": uid}))
+            for kind, cypher in zip(_ROW_TYPES, reads, strict=True)
+        ]
+        return UserRows(*found)  # type: ignore[arg-type]
+
+    def users(self) -> set[str]:
+        found: set[str] = set()
+        for table in NODES:
+            found |= {row[0] for row in self.run(f"MATCH (n:{table.name}) RETURN DISTINCT n.uid")}
+        return found
+
+    def holding(self, uid: str, iris: Iterable[URIRef]) -> NodeSet:
+        """Which of ``iris`` the projection holds, by table."""
+        keys = self._keys(uid, iris)
+        if not keys:
+            return NodeSet()
+        held = [
+            frozenset(
+                URIRef(r[0])
+                for r in self.run(
+                    f"MATCH (n:{t.name}) WHERE n.key IN $keys RETURN n.id", {"keys": keys}
+                )
+            )
+            for t in NODES
+        ]
+        return NodeSet(*held)
+
+    def linked_entities(self, uid: str, memories: Iterable[URIRef]) -> set[URIRef]:
+        """Entities the projection links to ``memories`` (ABOUT, or a RELATES they back)."""
+        ids = sorted(str(m) for m in memories)
+        if not ids:
+            return set()
+        about = self.run(
+            "MATCH (m:Memory)-[:ABOUT]->(e:Entity) WHERE m.key IN $keys RETURN e.id",
+            {"keys": self._keys(uid, ids)},
+        )
+        facts = self.run(
+            "MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE r.uid = $uid AND r.memory IN $ids "
+            "RETURN a.id, b.id",
+            {"uid": uid, "ids": ids},
+        )
+        return {URIRef(r[0]) for r in about} | {URIRef(i) for r in facts for i in r}
+
+    def neighbourhood(self, uid: str, entity: str, hops: int, limit: int) -> list[Neighbour]:
+        cypher = _NEIGHBOURS.format(hops=int(hops), limit=int(limit))
+        rows = self.run(cypher, {"key": node_key(uid, entity), "uid": uid})
+        return [_neighbour(row) for row in rows]
+
+
+def _link(rel: dict[str, Any], ids: dict[tuple[int, int], str]) -> Link:
+    source = URIRef(ids[_internal(rel["_src"])])
+    target = URIRef(ids[_internal(rel["_dst"])])
+    if rel["_label"] == "SHARES_MEMORY":
+        return Link(LinkKind.SHARES_MEMORY, source, target, count=int(rel["count"]))
+    memory = rel.get("memory")
+    return Link(
+        LinkKind.RELATES,
+        source,
+        target,
+        predicate=URIRef(rel["predicate"]),
+        memory=URIRef(memory) if memory else None,
+        inferred=bool(rel["inferred"]),
+    )
+
+
+def _internal(node_id: dict[str, int]) -> tuple[int, int]:
+    return node_id["table"], node_id["offset"]
+
+
+def _neighbour(row: list[Any]) -> Neighbour:
+    iri, name, types, distance, rels, middle, start, end = row
+    ids = {_internal(n["_id"]): n["id"] for n in (start, *middle, end)}
+    return Neighbour(
+        entity=URIRef(iri),
+        name=name,
+        types=tuple(URIRef(t) for t in types or ()),
+        distance=int(distance),
+        path=tuple(_link(rel, ids) for rel in rels),
+    )

@@ -1,0 +1,140 @@
+"""The Kùzu schema of the projection, and the Cypher that writes and reads each table.
+
+Every node and edge carries ``uid``. A node's primary key is ``"{uid}|{iri}"`` (``|`` cannot
+occur in an IRI or a user id), so two users never share a node and no edge can join them.
+Values are always parameters; only table and column names, declared here, are written into
+the Cypher text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "EDGES",
+    "NODES",
+    "SCHEMA_VERSION",
+    "EdgeTable",
+    "NodeTable",
+    "ddl",
+    "node_key",
+]
+
+#: Bump when a table changes: a database of another version is replaced and rebuilt.
+SCHEMA_VERSION = "1"
+
+
+def node_key(uid: str, iri: str) -> str:
+    return f"{uid}|{iri}"
+
+
+@dataclass(frozen=True)
+class NodeTable:
+    name: str
+    columns: tuple[tuple[str, str], ...]  # (column, Kùzu type) after key, id, uid
+
+    def create(self) -> str:
+        columns = ", ".join(f"{c} {t}" for c, t in self.columns)
+        return (
+            f"CREATE NODE TABLE IF NOT EXISTS {self.name}"
+            f"(key STRING PRIMARY KEY, id STRING, uid STRING, {columns})"
+        )
+
+    def upsert(self) -> str:
+        sets = ", ".join(
+            f"n.{c} = {_typed(c, t)}"
+            for c, t in (("id", "STRING"), ("uid", "STRING"), *self.columns)
+        )
+        return f"UNWIND $rows AS r MERGE (n:{self.name} {{key: r.key}}) SET {sets}"
+
+    def read(self) -> str:
+        columns = ", ".join(f"n.{c}" for c, _ in self.columns)
+        return f"MATCH (n:{self.name}) WHERE n.uid = $uid RETURN n.id, {columns}"
+
+
+@dataclass(frozen=True)
+class EdgeTable:
+    name: str
+    source: str  # node table
+    target: str
+    columns: tuple[tuple[str, str], ...] = ()  # after uid
+
+    def create(self) -> str:
+        columns = "".join(f", {c} {t}" for c, t in self.columns)
+        return (
+            f"CREATE REL TABLE IF NOT EXISTS {self.name}"
+            f"(FROM {self.source} TO {self.target}, uid STRING{columns})"
+        )
+
+    def insert(self) -> str:
+        props = ", ".join(f"{c}: {_typed(c, t)}" for c, t in (("uid", "STRING"), *self.columns))
+        return (
+            f"UNWIND $rows AS r "
+            f"MATCH (a:{self.source} {{key: r.a}}), (b:{self.target} {{key: r.b}}) "
+            f"CREATE (a)-[:{self.name} {{{props}}}]->(b)"
+        )
+
+    def read(self) -> str:
+        columns = "".join(f", e.{c}" for c, _ in self.columns)
+        return (
+            f"MATCH (a:{self.source})-[e:{self.name}]->(b:{self.target}) WHERE e.uid = $uid "
+            f"RETURN a.id, b.id{columns}"
+        )
+
+    def delete_at(self, table: str) -> list[str]:
+        """Statements deleting this table's edges at the nodes ``$keys`` of ``table``."""
+        out = []
+        if table == self.source:
+            out.append(f"MATCH (n:{table})-[e:{self.name}]->() WHERE n.key IN $keys DELETE e")
+        if table == self.target:
+            out.append(f"MATCH ()-[e:{self.name}]->(n:{table}) WHERE n.key IN $keys DELETE e")
+        return out
+
+
+def _typed(column: str, kind: str) -> str:
+    # A parameter list whose values are all null is typed STRING by Kùzu: cast scalars.
+    if kind == "STRING" or kind.endswith("[]"):
+        return f"r.{column}"
+    return f"CAST(r.{column} AS {kind})"
+
+
+NODES = (
+    NodeTable("Entity", (("name", "STRING"), ("aliases", "STRING[]"), ("types", "STRING[]"))),
+    NodeTable(
+        "Memory",
+        (
+            ("kind", "STRING"),
+            ("status", "STRING"),
+            ("title", "STRING"),
+            ("confidence", "DOUBLE"),
+            ("strength", "DOUBLE"),
+            ("recorded_at", "TIMESTAMP"),
+            ("valid_from", "TIMESTAMP"),
+            ("valid_until", "TIMESTAMP"),
+            ("pinned", "BOOL"),
+        ),
+    ),
+    NodeTable("Page", (("path", "STRING"), ("title", "STRING"))),
+    NodeTable("Source", (("type", "STRING"), ("chat", "STRING"), ("timestamp", "TIMESTAMP"))),
+)
+EDGES = (
+    EdgeTable(
+        "RELATES",
+        "Entity",
+        "Entity",
+        (("predicate", "STRING"), ("memory", "STRING"), ("inferred", "BOOL")),
+    ),
+    EdgeTable("ABOUT", "Memory", "Entity"),
+    EdgeTable("EVIDENCE", "Memory", "Source"),
+    EdgeTable("PAGE_OF", "Page", "Entity"),
+    EdgeTable("SHARES_MEMORY", "Entity", "Entity", (("count", "INT64"),)),
+)
+
+
+def ddl() -> list[str]:
+    """Statements creating every table (and the version table) where missing."""
+    return [
+        "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
+        *(t.create() for t in NODES),
+        *(t.create() for t in EDGES),
+    ]

@@ -1,0 +1,387 @@
+"""Reading the projection's rows from the store, for a whole user or for a few nodes.
+
+Every read is a named query of ``queries/index/``. A query run without its node variable
+bound reads the whole user (a rebuild); bound, it reads one node and the edges at it (a
+refresh). Both paths build rows with the same code, so a refreshed projection and a
+rebuilt one are row for row the same.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from rdflib import Literal, URIRef
+
+from kgmem.index.rows import (
+    AboutRow,
+    EntityRow,
+    EvidenceRow,
+    MemoryRow,
+    PageOfRow,
+    PageRow,
+    RelatesRow,
+    SharesRow,
+    SourceRow,
+    UserRows,
+)
+from kgmem.store import (
+    Bindings,
+    Dataset,
+    GraphKind,
+    QueryRegistry,
+    Row,
+    Term,
+    TripleStore,
+    UserGraphs,
+    parse_graph,
+)
+from kgmem.vocab import KGM, RDF
+
+__all__ = ["NodeSet", "StoreReader"]
+
+_Values = dict[URIRef, list[Term]]
+# Namespace attribute lookups are slow in rdflib and these run once per row.
+_TYPE, _ENTITY, _MESSAGE = URIRef(RDF.type), URIRef(KGM.Entity), URIRef(KGM.Message)
+_NAME, _ALIAS, _KIND, _STATUS = (URIRef(KGM[n]) for n in ("name", "alias", "kind", "status"))
+_TITLE, _CONFIDENCE, _STRENGTH = (URIRef(KGM[n]) for n in ("title", "confidence", "strength"))
+_RECORDED, _FROM, _UNTIL = (URIRef(KGM[n]) for n in ("recordedAt", "validFrom", "validUntil"))
+_PINNED, _PATH, _ROLE = (URIRef(KGM[n]) for n in ("pinned", "path", "role"))
+_CHAT, _TIMESTAMP = URIRef(KGM.chat), URIRef(KGM.timestamp)
+_SOURCE_CLASSES = {
+    KGM.TaskRecord: "taskRecord",
+    KGM.ExternalNote: "externalNote",
+    KGM.ShortNote: "shortNote",
+}
+_MESSAGE_ROLES = {"user": "userMessage", "assistant": "agentMessage", "tool": "toolResult"}
+_PAGE_CLASSES = {KGM.Page, KGM.Playbook}
+_SOURCE_TYPES = {KGM.Message, *_SOURCE_CLASSES}
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """Nodes of one user by what they are projected as."""
+
+    entities: frozenset[URIRef] = field(default_factory=frozenset)
+    memories: frozenset[URIRef] = field(default_factory=frozenset)
+    pages: frozenset[URIRef] = field(default_factory=frozenset)
+    sources: frozenset[URIRef] = field(default_factory=frozenset)
+
+    def __or__(self, other: NodeSet) -> NodeSet:
+        return NodeSet(
+            self.entities | other.entities,
+            self.memories | other.memories,
+            self.pages | other.pages,
+            self.sources | other.sources,
+        )
+
+    def __bool__(self) -> bool:
+        return bool(self.entities or self.memories or self.pages or self.sources)
+
+
+def _text(value: Term | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _local(value: Term | None) -> str | None:
+    return None if value is None else str(value).rsplit("#", 1)[-1]
+
+
+def _number(value: Term | None) -> float | None:
+    python = value.toPython() if isinstance(value, Literal) else None
+    if isinstance(python, bool) or not isinstance(python, int | float):
+        return None
+    return float(python)
+
+
+def _instant(value: Term | None) -> datetime | None:
+    python = value.toPython() if isinstance(value, Literal) else None
+    if not isinstance(python, datetime):
+        return None
+    if python.tzinfo is not None:
+        python = python.astimezone(UTC).replace(tzinfo=None)
+    return python
+
+
+def _first(values: _Values, predicate: URIRef) -> Term | None:
+    """The least value (functional properties have one; a stray second must not make the
+    projection depend on row order)."""
+    found = values.get(predicate)
+    return min(found, key=lambda t: (type(t).__name__, str(t))) if found else None
+
+
+def _entity(iri: URIRef, v: _Values) -> EntityRow:
+    return EntityRow(
+        str(iri),
+        _text(_first(v, _NAME)),
+        tuple(str(a) for a in v.get(_ALIAS, ())),
+        tuple(str(t) for t in v.get(_TYPE, ()) if t != _ENTITY),
+    )
+
+
+def _memory(iri: URIRef, v: _Values, quarantined: bool) -> MemoryRow:
+    pinned = _first(v, _PINNED)
+    return MemoryRow(
+        id=str(iri),
+        kind=_local(_first(v, _KIND)),
+        status="quarantined" if quarantined else _local(_first(v, _STATUS)),
+        title=_text(_first(v, _TITLE)),
+        confidence=_number(_first(v, _CONFIDENCE)),
+        strength=_number(_first(v, _STRENGTH)),
+        recorded_at=_instant(_first(v, _RECORDED)),
+        valid_from=_instant(_first(v, _FROM)),
+        valid_until=_instant(_first(v, _UNTIL)),
+        pinned=isinstance(pinned, Literal) and pinned.toPython() is True,
+    )
+
+
+def _page(iri: URIRef, v: _Values) -> PageRow:
+    return PageRow(str(iri), _text(_first(v, _PATH)), _text(_first(v, _TITLE)))
+
+
+def _source_type(v: _Values) -> str | None:
+    classes = set(v.get(_TYPE, ()))
+    if _MESSAGE in classes:
+        return _MESSAGE_ROLES.get(str(_first(v, _ROLE)), "message")
+    return next((name for cls, name in sorted(_SOURCE_CLASSES.items()) if cls in classes), None)
+
+
+def _source(iri: URIRef, v: _Values) -> SourceRow:
+    return SourceRow(
+        str(iri), _source_type(v), _text(_first(v, _CHAT)), _instant(_first(v, _TIMESTAMP))
+    )
+
+
+def _fold(rows: Iterable[Row], node: str) -> dict[URIRef, _Values]:
+    """``(node, property, value)`` rows to the values of each node by property."""
+    found: dict[URIRef, _Values] = {}
+    for row in rows:
+        iri, prop, value = row[node], row["property"], row["value"]
+        if isinstance(iri, URIRef) and isinstance(prop, URIRef):
+            found.setdefault(iri, defaultdict(list))[prop].append(value)
+    return found
+
+
+def _iri(row: Row, name: str) -> str:
+    return str(row[name])
+
+
+class StoreReader:
+    """The projection's rows of one user, read from the store with ``queries/index/``."""
+
+    def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
+        self._store, self._queries = store, queries
+
+    def users(self) -> set[str]:
+        """Every user with a kg, quarantine or sources graph."""
+        found = set()
+        kinds = {GraphKind.KG, GraphKind.QUARANTINE, GraphKind.SOURCES}
+        for graph in self._store.graphs():
+            if str(graph).startswith("urn:kgmem:user:"):
+                parsed = parse_graph(graph)
+                if parsed.kind in kinds and parsed.uid is not None:
+                    found.add(parsed.uid)
+        return found
+
+    def _select(self, name: str, bindings: Bindings, dataset: Dataset | None = None) -> list[Row]:
+        return self._store.select(self._queries[f"index/{name}"], bindings, dataset=dataset)
+
+    def _nodes(
+        self, name: str, var: str, graph: URIRef, iris: Iterable[URIRef] | None
+    ) -> Iterator[Row]:
+        if iris is None:
+            yield from self._select(name, {"graph": graph})
+            return
+        for iri in sorted(iris):
+            yield from self._select(name, {"graph": graph, var: iri})
+
+    # -- node rows ---------------------------------------------------------------------
+
+    def entities(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[EntityRow]:
+        values = _fold(self._nodes("entities", "entity", UserGraphs(uid).kg, iris), "entity")
+        return [_entity(iri, v) for iri, v in values.items()]
+
+    def memories(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[MemoryRow]:
+        """Memories of the kg graph, then those only the quarantine graph holds."""
+        graphs = UserGraphs(uid)
+        wanted = None if iris is None else set(iris)
+        kg = _fold(self._nodes("memories", "memory", graphs.kg, wanted), "memory")
+        rows = [_memory(iri, v, False) for iri, v in kg.items()]
+        rest = None if wanted is None else wanted - kg.keys()
+        if rest is None or rest:
+            held = _fold(self._nodes("memories", "memory", graphs.quarantine, rest), "memory")
+            rows += [_memory(iri, v, True) for iri, v in held.items() if iri not in kg]
+        return rows
+
+    def pages(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[PageRow]:
+        values = _fold(self._nodes("pages", "page", UserGraphs(uid).kg, iris), "page")
+        return [_page(iri, v) for iri, v in values.items()]
+
+    def sources(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[SourceRow]:
+        values = _fold(self._nodes("sources", "source", UserGraphs(uid).sources, iris), "source")
+        return [_source(iri, v) for iri, v in values.items()]
+
+    # -- edge rows ---------------------------------------------------------------------
+
+    def _edges(
+        self, name: str, bound: Mapping[str, Iterable[URIRef]] | None, **fixed: URIRef
+    ) -> list[Row]:
+        """Rows of edge query ``name``: all of them, or those at any node of ``bound``."""
+        if bound is None:
+            return self._select(name, fixed)
+        rows: list[Row] = []
+        for var, iris in bound.items():
+            for iri in sorted(set(iris)):
+                rows += self._select(name, {**fixed, var: iri})
+        return rows
+
+    def about(self, uid: str, at: Mapping[str, Iterable[URIRef]] | None = None) -> set[AboutRow]:
+        g = UserGraphs(uid)
+        rows = [
+            r
+            for graph in (g.kg, g.quarantine)
+            for r in self._edges("about", at, graph=graph, kg=g.kg)
+        ]
+        return {AboutRow(_iri(r, "memory"), _iri(r, "entity")) for r in rows}
+
+    def evidence(
+        self, uid: str, at: Mapping[str, Iterable[URIRef]] | None = None
+    ) -> set[EvidenceRow]:
+        g = UserGraphs(uid)
+        rows = [
+            r
+            for graph in (g.kg, g.quarantine)
+            for r in self._edges("evidence", at, graph=graph, sources=g.sources)
+        ]
+        return {EvidenceRow(_iri(r, "memory"), _iri(r, "source")) for r in rows}
+
+    def page_of(self, uid: str, at: Mapping[str, Iterable[URIRef]] | None = None) -> set[PageOfRow]:
+        rows = self._edges("page_of", at, graph=UserGraphs(uid).kg)
+        return {PageOfRow(_iri(r, "page"), _iri(r, "entity")) for r in rows}
+
+    def relates(self, uid: str, entities: Iterable[URIRef] | None = None) -> set[RelatesRow]:
+        """Asserted facts (at ``entities``, or all) and the reverse facts they imply."""
+        at = None if entities is None else {"subject": list(entities), "object": list(entities)}
+        asserted = {
+            RelatesRow(
+                _iri(r, "subject"),
+                _iri(r, "object"),
+                _iri(r, "predicate"),
+                _text(r.get("memory")),
+                False,
+            )
+            for r in self._edges("facts", at, graph=UserGraphs(uid).kg)
+        }
+        inverses = self.inverses(uid)
+        inferred = {
+            RelatesRow(row.target, row.source, inverse, row.memory, False)
+            for row in asserted
+            for inverse in inverses.get(row.predicate, ())
+        }
+        return asserted | {
+            RelatesRow(r.source, r.target, r.predicate, r.memory, True) for r in inferred - asserted
+        }
+
+    def shares(self, uid: str, entities: Iterable[URIRef] | None = None) -> set[SharesRow]:
+        graph = UserGraphs(uid).kg
+        if entities is None:
+            pairs = [
+                (r["entity"], r["other"], r["count"])
+                for r in self._select("shares", {"graph": graph})
+            ]
+        else:
+            pairs = [
+                (entity, r["other"], r["count"])
+                for entity in sorted(set(entities))
+                for r in self._select("shares_of", {"graph": graph, "entity": entity})
+            ]
+        found = set()
+        for a, b, count in pairs:
+            low, high = sorted((str(a), str(b)))
+            found.add(SharesRow(low, high, int(str(count))))
+        return found
+
+    def inverses(self, uid: str) -> dict[str, set[str]]:
+        """Property → the properties its facts imply in reverse, from the catalogue and the
+        user's schema delta (never another user's)."""
+        graphs = [g for g in self._store.graphs() if str(g).startswith("urn:kgmem:catalogue:")]
+        dataset = Dataset(default=(*graphs, UserGraphs(uid).schema))
+        found: dict[str, set[str]] = defaultdict(set)
+        for row in self._select("inverses", {}, dataset):
+            found[str(row["property"])].add(str(row["inverse"]))
+        return found
+
+    # -- whole users and node sets -----------------------------------------------------
+
+    def user(self, uid: str) -> UserRows:
+        """Every row of ``uid``."""
+        return UserRows.of(
+            entities=self.entities(uid),
+            memories=self.memories(uid),
+            pages=self.pages(uid),
+            sources=self.sources(uid),
+            relates=self.relates(uid),
+            about=self.about(uid),
+            evidence=self.evidence(uid),
+            page_of=self.page_of(uid),
+            shares=self.shares(uid),
+        )
+
+    def around(self, uid: str, nodes: NodeSet) -> UserRows:
+        """The rows of ``nodes`` that the store still holds, and every edge at any of them."""
+        return UserRows.of(
+            entities=self.entities(uid, nodes.entities),
+            memories=self.memories(uid, nodes.memories),
+            pages=self.pages(uid, nodes.pages),
+            sources=self.sources(uid, nodes.sources),
+            relates=self.relates(uid, nodes.entities),
+            about=self.about(uid, {"memory": nodes.memories, "entity": nodes.entities}),
+            evidence=self.evidence(uid, {"memory": nodes.memories, "source": nodes.sources}),
+            page_of=self.page_of(uid, {"page": nodes.pages, "entity": nodes.entities}),
+            shares=self.shares(uid, nodes.entities),
+        )
+
+    def classify(self, uid: str, nodes: Iterable[URIRef]) -> tuple[NodeSet, set[URIRef]]:
+        """What each of ``nodes`` is in the user's graphs, with the memories of the claims
+        and evidence among them; the second value is the memories' touched entities."""
+        g = UserGraphs(uid)
+        dataset = Dataset(named=(g.kg, g.quarantine, g.sources))
+        kinds: dict[str, set[URIRef]] = defaultdict(set)
+        for node in nodes:
+            for row in self._select("node_kinds", {"node": node}, dataset):
+                kinds[_kind(row, g)].add(node)
+                if isinstance(parent := row.get("memory"), URIRef):
+                    kinds["memory"].add(parent)
+        memories = frozenset(kinds["memory"])
+        return (
+            NodeSet(
+                frozenset(kinds["entity"]),
+                memories,
+                frozenset(kinds["page"]),
+                frozenset(kinds["source"]),
+            ),
+            self.memory_entities(uid, memories),
+        )
+
+    def memory_entities(self, uid: str, memories: Iterable[URIRef]) -> set[URIRef]:
+        g = UserGraphs(uid)
+        return {
+            row["entity"]
+            for memory in sorted(set(memories))
+            for graph in (g.kg, g.quarantine)
+            for row in self._select("memory_entities", {"graph": graph, "memory": memory})
+            if isinstance(row["entity"], URIRef)
+        }
+
+
+def _kind(row: Row, graphs: UserGraphs) -> str:
+    cls, graph = row["class"], row["graph"]
+    if graph == graphs.sources:
+        return "source" if cls in _SOURCE_TYPES else ""
+    if cls == KGM.Entity and graph == graphs.kg:
+        return "entity"
+    if cls == KGM.Memory:
+        return "memory"
+    return "page" if cls in _PAGE_CLASSES and graph == graphs.kg else ""

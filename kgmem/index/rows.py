@@ -1,0 +1,211 @@
+"""The rows of the graph projection, as plain data both sides agree on.
+
+The store reader turns a user's graphs into :class:`UserRows`; a projection backend stores
+them and reads them back into the same types. :func:`fingerprint_of` therefore compares
+like with like: a count per table and an order-independent checksum of the rows.
+
+Node ids are IRIs (strings); instants are naive UTC datetimes; multi-valued fields are
+sorted tuples, so two equal rows are equal whatever order their values came in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from hashlib import sha256
+from typing import TypeVar
+
+from kgmem.index.base import Fingerprint, TableFingerprint
+
+__all__ = [
+    "TABLES",
+    "AboutRow",
+    "EntityRow",
+    "EvidenceRow",
+    "MemoryRow",
+    "PageOfRow",
+    "PageRow",
+    "RelatesRow",
+    "Row",
+    "SharesRow",
+    "SourceRow",
+    "UserRows",
+    "fingerprint_of",
+]
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    id: str
+    name: str | None
+    aliases: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "aliases", tuple(sorted(set(self.aliases or ()))))
+        object.__setattr__(self, "types", tuple(sorted(set(self.types or ()))))
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    id: str
+    kind: str | None
+    status: str | None
+    title: str | None
+    confidence: float | None
+    strength: float | None
+    recorded_at: datetime | None
+    valid_from: datetime | None
+    valid_until: datetime | None
+    pinned: bool
+
+
+@dataclass(frozen=True)
+class PageRow:
+    id: str
+    path: str | None
+    title: str | None
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    id: str
+    type: str | None
+    chat: str | None
+    timestamp: datetime | None
+
+
+@dataclass(frozen=True)
+class RelatesRow:
+    """A fact between two entities; ``inferred`` ones come from an inverse or symmetric
+    property, ``memory`` is an active memory asserting the fact (None: none does)."""
+
+    source: str
+    target: str
+    predicate: str
+    memory: str | None
+    inferred: bool
+
+
+@dataclass(frozen=True)
+class AboutRow:
+    memory: str
+    entity: str
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    memory: str
+    source: str
+
+
+@dataclass(frozen=True)
+class PageOfRow:
+    page: str
+    entity: str
+
+
+@dataclass(frozen=True)
+class SharesRow:
+    """Two entities some active memories are both about; ``source`` < ``target``."""
+
+    source: str
+    target: str
+    count: int
+
+
+_R = TypeVar("_R")
+
+Row = (
+    EntityRow
+    | MemoryRow
+    | PageRow
+    | SourceRow
+    | RelatesRow
+    | AboutRow
+    | EvidenceRow
+    | PageOfRow
+    | SharesRow
+)
+
+#: Every table of the projection, nodes first, in the order they are written.
+TABLES = (
+    "Entity",
+    "Memory",
+    "Page",
+    "Source",
+    "RELATES",
+    "ABOUT",
+    "EVIDENCE",
+    "PAGE_OF",
+    "SHARES_MEMORY",
+)
+
+
+@dataclass(frozen=True)
+class UserRows:
+    """Everything of one user the projection holds (or a part of it, for a refresh)."""
+
+    entities: tuple[EntityRow, ...] = ()
+    memories: tuple[MemoryRow, ...] = ()
+    pages: tuple[PageRow, ...] = ()
+    sources: tuple[SourceRow, ...] = ()
+    relates: tuple[RelatesRow, ...] = ()
+    about: tuple[AboutRow, ...] = ()
+    evidence: tuple[EvidenceRow, ...] = ()
+    page_of: tuple[PageOfRow, ...] = ()
+    shares: tuple[SharesRow, ...] = ()
+
+    def tables(self) -> dict[str, tuple[Row, ...]]:
+        """The rows per table name (see :data:`TABLES`)."""
+        return dict(zip(TABLES, (getattr(self, f.name) for f in fields(self)), strict=True))
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        entities: Iterable[EntityRow] = (),
+        memories: Iterable[MemoryRow] = (),
+        pages: Iterable[PageRow] = (),
+        sources: Iterable[SourceRow] = (),
+        relates: Iterable[RelatesRow] = (),
+        about: Iterable[AboutRow] = (),
+        evidence: Iterable[EvidenceRow] = (),
+        page_of: Iterable[PageOfRow] = (),
+        shares: Iterable[SharesRow] = (),
+    ) -> UserRows:
+        """Rows from any iterables, duplicates removed and sorted (a canonical value)."""
+        return cls(
+            _canonical(entities),
+            _canonical(memories),
+            _canonical(pages),
+            _canonical(sources),
+            _canonical(relates),
+            _canonical(about),
+            _canonical(evidence),
+            _canonical(page_of),
+            _canonical(shares),
+        )
+
+
+def _canonical(rows: Iterable[_R]) -> tuple[_R, ...]:
+    return tuple(sorted(set(rows), key=repr))
+
+
+def _digest(row: Row) -> int:
+    text = repr(row)  # the class, every field by name, values by repr: canonical
+    return int.from_bytes(sha256(text.encode()).digest()[:16], "big")
+
+
+def fingerprint_of(rows: UserRows) -> Fingerprint:
+    """Counts per table and a checksum that does not depend on row order.
+
+    Digests are summed (not xored), so a duplicated row changes the checksum as well as
+    the count.
+    """
+    tables = []
+    for name, found in rows.tables().items():
+        total = sum(_digest(row) for row in found) % (1 << 128)
+        tables.append(TableFingerprint(name, len(found), f"{total:032x}"))
+    return Fingerprint(tuple(tables))

@@ -1,0 +1,224 @@
+"""The Kùzu projection on real stores: rebuild, refresh, neighbourhood, user scoping."""
+
+from __future__ import annotations
+
+import pytest
+from rdflib import Literal, URIRef
+
+from kgmem.index import KuzuProjection, LinkKind, UserRows
+from kgmem.memory.entities import self_entity
+from kgmem.store import Changeset, Quad
+from kgmem.vocab import KGM, RDF, SDO
+from tests.index.scenes import ALICE_SELF, BOB, Scene, changed_nodes, snapshot, works_at
+from tests.memory.world import ALICE, World
+
+
+def entity(rows: UserRows, name: str) -> str:
+    [found] = [e.id for e in rows.entities if e.name == name]
+    return found
+
+
+def in_sync(projection: KuzuProjection, uid: str = "alice") -> bool:
+    return projection.fingerprint(uid) == projection.store_fingerprint(uid)
+
+
+# -- rebuild ---------------------------------------------------------------------------
+
+
+def test_rebuild_matches_the_store(projection: KuzuProjection, scene: Scene) -> None:
+    assert projection.opened.created and projection.opened.rebuilt == ("alice", "bob")
+    assert in_sync(projection) and in_sync(projection, "bob")
+    fingerprint = projection.rebuild("alice")
+    assert fingerprint == projection.fingerprint("alice") == projection.store_fingerprint("alice")
+    rows = projection.rows("alice")
+    statuses = {m.id: m.status for m in rows.memories}
+    assert statuses[str(scene.acme)] == "active"
+    assert statuses[str(scene.pending)] == "pending"
+    assert statuses[str(scene.quarantined)] == "quarantined"
+    assert {e.name for e in rows.entities} >= {"Alice", "Acme", "Bob", "Carol"}
+    me, acme = str(ALICE_SELF), entity(rows, "Acme")
+    assert {(r.source, r.predicate, r.target) for r in rows.relates if not r.inferred} >= {
+        (me, str(SDO.worksFor), acme),
+        (entity(rows, "Bob"), str(SDO.worksFor), acme),
+        (me, str(SDO.spouse), entity(rows, "Carol")),
+    }
+    # schema:spouse is symmetric: the reverse fact is inferred, backed by the same memory
+    [reverse] = [r for r in rows.relates if r.inferred]
+    assert (reverse.source, reverse.target) == (entity(rows, "Carol"), me)
+    assert reverse.memory == str(scene.spouse)
+    assert all(s.source < s.target for s in rows.shares)
+
+
+def test_rows_carry_the_memory_fields(projection: KuzuProjection, scene: Scene) -> None:
+    [memory] = [m for m in projection.rows("alice").memories if m.id == str(scene.acme)]
+    assert memory.kind == "semantic" and memory.title == "Alice works at Acme"
+    assert memory.confidence == 0.9 and memory.pinned is False
+    assert memory.recorded_at is not None and memory.recorded_at.tzinfo is None
+    sources = projection.rows("alice").sources
+    assert {s.type for s in sources} == {"userMessage", "toolResult"}
+    assert {s.chat for s in sources} == {"c1"}
+
+
+# -- refresh ---------------------------------------------------------------------------
+
+
+def test_refresh_after_a_new_memory(projection: KuzuProjection, world: World, scene: Scene) -> None:
+    before = snapshot(world.store)
+    msg = world.say("user", "I also work at Globex.")
+    [item] = world.draft(works_at(msg, "Globex", "I also work at Globex"))
+    assert not in_sync(projection)
+    projection.refresh("alice", changed_nodes(world.store, before))
+    assert in_sync(projection)
+    rows = projection.rows("alice")
+    globex = entity(rows, "Globex")
+    assert str(item.memory) in {m.id for m in rows.memories}
+    assert (str(item.memory), globex) in {(a.memory, a.entity) for a in rows.about}
+    assert (str(ALICE_SELF), str(SDO.worksFor), globex, str(item.memory)) in {
+        (r.source, r.predicate, r.target, r.memory) for r in rows.relates
+    }
+
+
+def test_refresh_of_the_memory_alone_after_archive(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    world.lifecycle.archive("alice", scene.acme)
+    assert not in_sync(projection)
+    projection.refresh("alice", [scene.acme])  # the facts' entities follow from the memory
+    assert in_sync(projection)
+    rows = projection.rows("alice")
+    [memory] = [m for m in rows.memories if m.id == str(scene.acme)]
+    assert memory.status == "archived"
+    assert str(scene.acme) not in {r.memory for r in rows.relates}
+    acme = entity(rows, "Acme")
+    assert (str(ALICE_SELF), str(SDO.worksFor), acme) not in {
+        (r.source, r.predicate, r.target) for r in rows.relates
+    }
+    assert (min(str(ALICE_SELF), acme), max(str(ALICE_SELF), acme)) not in {
+        (s.source, s.target) for s in rows.shares
+    }
+
+
+def test_refresh_of_the_memory_alone_after_forget(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    world.lifecycle.forget("alice", scene.spouse)
+    assert not in_sync(projection)
+    projection.refresh("alice", [scene.spouse])  # the store has nothing left of it
+    assert in_sync(projection)
+    rows = projection.rows("alice")
+    gone = str(scene.spouse)
+    assert gone not in {m.id for m in rows.memories}
+    assert gone not in {a.memory for a in rows.about} | {e.memory for e in rows.evidence}
+    assert gone not in {r.memory for r in rows.relates}
+    assert str(SDO.spouse) not in {r.predicate for r in rows.relates}
+
+
+def test_refresh_after_every_change_of_a_sequence(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    for action in (
+        lambda: world.lifecycle.archive("alice", scene.colleague),
+        lambda: world.lifecycle.restore("alice", scene.colleague),
+        lambda: world.lifecycle.approve("alice", scene.pending),
+        lambda: world.lifecycle.forget("alice", scene.acme),
+        lambda: world.lifecycle.pin("alice", scene.spouse),
+    ):
+        before = snapshot(world.store)
+        action()
+        assert not in_sync(projection)
+        projection.refresh("alice", changed_nodes(world.store, before))
+        assert in_sync(projection)
+
+
+def test_refresh_of_pages_and_sources(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    page = URIRef(f"{ALICE.node_base}page/acme")
+    acme = URIRef(entity(projection.rows("alice"), "Acme"))
+    quads = [
+        Quad(page, RDF.type, KGM.Page, ALICE.kg),
+        Quad(page, KGM.pageOf, acme, ALICE.kg),
+        Quad(page, KGM.path, Literal("entities/acme.md"), ALICE.kg),
+        Quad(page, KGM.title, Literal("Acme"), ALICE.kg),
+    ]
+    world.store.commit(Changeset.of(quads))
+    message = world.say("user", "Hello again.", chat="c2")
+    projection.refresh("alice", [page, URIRef(message)])
+    assert in_sync(projection)
+    rows = projection.rows("alice")
+    assert [(p.path, p.title) for p in rows.pages] == [("entities/acme.md", "Acme")]
+    assert [(p.page, p.entity) for p in rows.page_of] == [(str(page), str(acme))]
+    assert "c2" in {s.chat for s in rows.sources}
+    world.store.commit(Changeset.of(remove=quads))
+    projection.refresh("alice", [page])
+    assert in_sync(projection)
+    assert not projection.rows("alice").pages and not projection.rows("alice").page_of
+
+
+def test_refresh_ignores_unknown_nodes_and_other_users(
+    projection: KuzuProjection, scene: Scene
+) -> None:
+    before = projection.fingerprint("alice"), projection.fingerprint("bob")
+    projection.refresh("alice", [scene.bob_memory, URIRef("urn:x:nothing"), self_entity("bob")])
+    projection.refresh("alice", [])
+    assert (projection.fingerprint("alice"), projection.fingerprint("bob")) == before
+
+
+# -- neighbourhood ---------------------------------------------------------------------
+
+
+def test_neighbourhood_one_and_two_hops(projection: KuzuProjection, scene: Scene) -> None:
+    near = projection.neighbourhood("alice", ALICE_SELF, hops=1)
+    # Globex is only named by the quarantined memory: no fact, no shared active memory
+    assert {n.name: n.distance for n in near} == {"Acme": 1, "Carol": 1, "Initech": 1}
+    two = {n.name: n for n in projection.neighbourhood("alice", ALICE_SELF, hops=2)}
+    assert {name: n.distance for name, n in two.items()} == {
+        "Acme": 1,
+        "Carol": 1,
+        "Initech": 1,
+        "Bob": 2,
+    }
+    # one shortest path, walked whichever way its edges point: me - Acme - Bob
+    walk = [ALICE_SELF, two["Acme"].entity, two["Bob"].entity]
+    assert [{link.source, link.target} for link in two["Bob"].path] == [
+        {walk[0], walk[1]},
+        {walk[1], walk[2]},
+    ]
+    assert [n.distance for n in projection.neighbourhood("alice", ALICE_SELF, 2, limit=3)] == [
+        1
+    ] * 3
+    assert projection.neighbourhood("alice", URIRef("urn:x:unknown"), hops=2) == []
+
+
+def test_neighbourhood_reports_the_connecting_predicates(
+    projection: KuzuProjection, scene: Scene
+) -> None:
+    carol = next(n for n in projection.neighbourhood("alice", ALICE_SELF) if n.name == "Carol")
+    links = carol.path
+    assert len(links) == 1
+    if links[0].kind is LinkKind.RELATES:
+        assert carol.predicates == (SDO.spouse,)
+        assert links[0].memory == scene.spouse
+    else:
+        assert links[0].count == 1 and carol.predicates == ()
+
+
+def test_neighbourhood_never_crosses_users(projection: KuzuProjection, scene: Scene) -> None:
+    bob_self = self_entity("bob")
+    alice_ids = {e.id for e in projection.rows("alice").entities}
+    bob_ids = {e.id for e in projection.rows("bob").entities}
+    assert bob_ids and not alice_ids & bob_ids
+    for hops in (1, 2, 3):
+        found = {str(n.entity) for n in projection.neighbourhood("alice", ALICE_SELF, hops=hops)}
+        assert found and not found & bob_ids
+    assert projection.neighbourhood("alice", bob_self, hops=3) == []
+    assert projection.neighbourhood("bob", ALICE_SELF, hops=3) == []
+    assert {n.name for n in projection.neighbourhood("bob", bob_self)} == {"Acme"}
+    assert BOB.uid in projection.users()
+
+
+def test_neighbourhood_refuses_out_of_range_hops(projection: KuzuProjection) -> None:
+    with pytest.raises(ValueError, match="hops"):
+        projection.neighbourhood("alice", ALICE_SELF, hops=4)
+    with pytest.raises(ValueError, match="limit"):
+        projection.neighbourhood("alice", ALICE_SELF, limit=0)

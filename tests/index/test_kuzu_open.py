@@ -1,0 +1,132 @@
+"""Drift and damage: reconcile repairs what differs; an unusable database is replaced."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import kuzu
+import pytest
+
+from kgmem.errors import StoreLocked
+from kgmem.index import KuzuProjection
+from kgmem.index.kuzu_open import DB_FILE
+from kgmem.store import QueryRegistry
+from tests.index.scenes import Scene
+from tests.memory.world import World
+
+
+def cypher(directory: Path, *statements: str) -> None:
+    """Change the database behind the projection's back (it must be closed)."""
+    database = kuzu.Database(str(directory / DB_FILE))
+    conn = kuzu.Connection(database)
+    for statement in statements:
+        conn.execute(statement)
+    conn.close()
+    database.close()
+
+
+def reopen(directory: Path, world: World, queries: QueryRegistry) -> KuzuProjection:
+    return KuzuProjection(directory, world.store, queries)
+
+
+def test_reconcile_detects_and_repairs_deleted_and_stray_rows(
+    projection: KuzuProjection, world: World, queries: QueryRegistry, scene: Scene
+) -> None:
+    directory = projection.opened.path
+    projection.close()
+    cypher(
+        directory,
+        f"MATCH (m:Memory {{id: '{scene.acme}'}}) DETACH DELETE m",
+        "MATCH (a:Entity)-[r:SHARES_MEMORY]->(b:Entity) WHERE a.uid = 'alice' DELETE r",
+        "CREATE (:Entity {key: 'carol|urn:x:e', id: 'urn:x:e', uid: 'carol', name: 'Ghost'})",
+    )
+    with reopen(directory, world, queries) as again:
+        assert not again.opened.created
+        report = again.reconcile("alice")
+        assert report.repaired and not report.matched
+        assert set(report.drift) == {"Memory", "ABOUT", "EVIDENCE", "SHARES_MEMORY"}
+        assert report.projection.counts["Memory"] == report.store.counts["Memory"] - 1
+        assert again.fingerprint("alice") == again.store_fingerprint("alice")
+        assert again.reconcile("alice").matched
+        reports = {r.uid: r for r in again.reconcile_all()}
+        assert set(reports) == {"alice", "bob", "carol"}
+        assert reports["carol"].repaired and reports["carol"].store.total == 0
+        assert not reports["alice"].repaired and not reports["bob"].repaired
+        assert again.users() == ["alice", "bob"]
+
+
+def test_reconcile_detects_a_changed_value(
+    projection: KuzuProjection, world: World, queries: QueryRegistry, scene: Scene
+) -> None:
+    directory = projection.opened.path
+    projection.close()
+    cypher(directory, f"MATCH (m:Memory {{id: '{scene.acme}'}}) SET m.status = 'archived'")
+    with reopen(directory, world, queries) as again:
+        report = again.reconcile("alice")
+        assert report.drift == ("Memory",)
+        assert report.projection.counts == report.store.counts  # same counts, other rows
+        assert again.reconcile("alice").matched
+
+
+@pytest.mark.parametrize("offset", [0, 4096, 65536])
+def test_a_damaged_database_is_moved_aside_and_rebuilt(
+    projection: KuzuProjection, world: World, queries: QueryRegistry, offset: int
+) -> None:
+    directory = projection.opened.path
+    expected = projection.fingerprint("alice")
+    projection.close()
+    with (directory / DB_FILE).open("r+b") as db:
+        db.seek(offset)
+        db.write(os.urandom(256 * 1024))
+    with reopen(directory, world, queries) as again:
+        opened = again.opened
+        assert opened.recovered and opened.created and opened.reason
+        assert opened.moved_to == directory.with_name("kuzu.broken-1")
+        assert (opened.moved_to / DB_FILE).exists()
+        assert opened.rebuilt == ("alice", "bob")
+        assert again.fingerprint("alice") == expected == again.store_fingerprint("alice")
+
+
+def test_a_file_where_the_directory_should_be_is_replaced(
+    world: World, queries: QueryRegistry, scene: Scene, tmp_path: Path
+) -> None:
+    directory = tmp_path / "kuzu"
+    directory.write_text("not a database")
+    with reopen(directory, world, queries) as projection:
+        assert projection.opened.reason == "not a directory"
+        assert projection.opened.moved_to is not None
+        assert projection.opened.moved_to.read_text() == "not a database"
+        assert projection.reconcile("alice").matched
+
+
+def test_another_schema_version_is_replaced(
+    projection: KuzuProjection, world: World, queries: QueryRegistry
+) -> None:
+    directory = projection.opened.path
+    projection.close()
+    cypher(directory, "MATCH (m:Meta {key: 'schema'}) SET m.value = '0'")
+    with reopen(directory, world, queries) as again:
+        assert again.opened.reason is not None and "schema version is 0" in again.opened.reason
+        assert again.reconcile("alice").matched
+
+
+def test_a_database_in_use_is_never_moved(
+    projection: KuzuProjection, world: World, queries: QueryRegistry
+) -> None:
+    directory = projection.opened.path
+    with pytest.raises(StoreLocked):
+        reopen(directory, world, queries)
+    assert not directory.with_name("kuzu.broken-1").exists()
+    assert projection.reconcile("alice").matched
+
+
+def test_a_clean_reopen_keeps_the_rows(
+    projection: KuzuProjection, world: World, queries: QueryRegistry
+) -> None:
+    directory, expected = projection.opened.path, projection.fingerprint("alice")
+    projection.close()
+    with reopen(directory, world, queries) as again:
+        assert not again.opened.created and not again.opened.recovered
+        assert again.opened.rebuilt == ()
+        assert again.fingerprint("alice") == expected
