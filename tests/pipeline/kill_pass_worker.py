@@ -9,13 +9,13 @@ Prints ``pass <id>`` once the pass is recorded and ``boundary <stage>`` at the b
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
-from kgmem.pipeline import Checkpoints, ExtractClaims, PassState, StageName
-from kgmem.store import QueryRegistry, TripleStore
+from kgmem.pipeline import ExtractClaims, StageName
+from tests.pipeline.faults import PausingCheckpoints
 from tests.pipeline.passes import (
     SESSION_1,
     T1,
@@ -26,20 +26,6 @@ from tests.pipeline.passes import (
     session_one_reply,
 )
 from tests.pipeline.scripted import ScriptedEngine
-
-
-class PausingCheckpoints(Checkpoints):
-    def __init__(self, store: TripleStore, queries: QueryRegistry, at: StageName) -> None:
-        super().__init__(store, queries)
-        self._at = at
-
-    def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
-    ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)
-        if stage is self._at:
-            print(f"boundary {stage}", flush=True)
-            sys.stdin.readline()  # wait here to be killed
 
 
 def main(home: str, stage: str) -> None:

@@ -9,26 +9,12 @@ checkpoint is committed, then blocks on stdin until the test kills it.
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 
-from kgmem.pipeline import Checkpoints, PassState, StageName
+from kgmem.pipeline import StageName
 from kgmem.store import OxigraphStore, QueryRegistry
 from tests.pipeline.fakes import CONTRIBUTIONS, UID, Rig, settings_for
-
-
-class PausingCheckpoints(Checkpoints):
-    def __init__(self, store: OxigraphStore, queries: QueryRegistry, at: StageName) -> None:
-        super().__init__(store, queries)
-        self._at = at
-
-    def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
-    ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)
-        if stage is self._at:
-            print(f"boundary {stage}", flush=True)
-            sys.stdin.readline()  # wait here to be killed
+from tests.pipeline.faults import PausingCheckpoints
 
 
 def main(store_dir: str, home: str, stage: str) -> None:

@@ -9,15 +9,12 @@ no-model mode turns queued agent drafts into the same memories.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
-import pytest
 from rdflib import Literal
 
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
-from kgmem.config import Settings
 from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryStatus
 from kgmem.pipeline import ExtractClaims, PassStatus, StageName
@@ -28,31 +25,17 @@ from tests.pipeline.passes import (
     JOB,
     SESSION_1,
     SESSION_2,
-    T1,
     T2,
     UID,
     G,
     consolidation,
     entity_named,
     memories,
-    open_services,
     say,
     session_one_reply,
     types_of,
 )
 from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, quote
-
-
-@pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock(T1)
-
-
-@pytest.fixture
-def services(settings: Settings, clock: FixedClock) -> Iterator[Services]:
-    built = open_services(settings, clock)
-    yield built
-    built.close()
 
 
 def test_two_sessions_consolidate_into_exact_memories(

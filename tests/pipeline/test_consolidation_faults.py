@@ -7,8 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,11 @@ from kgmem.clock import FixedClock
 from kgmem.config import Settings, load_settings
 from kgmem.errors import ModelCallError
 from kgmem.pipeline import (
-    CommitPlan,
     ExtractClaims,
-    ItemKey,
-    ItemResult,
-    PassState,
     PassStatus,
     StageName,
 )
-from kgmem.pipeline.checkpoints import Checkpoints
-from kgmem.store import OxigraphStore, QueryRegistry
+from tests.pipeline.faults import Killed, KillingCheckpoints
 from tests.pipeline.passes import (
     SESSION_1,
     T1,
@@ -41,46 +35,6 @@ from tests.pipeline.passes import (
 from tests.pipeline.scripted import ScriptedEngine
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Killed(KeyboardInterrupt):
-    """Stands for the process dying: not an Exception, so no stage boundary catches it."""
-
-
-class KillingCheckpoints(Checkpoints):
-    """Dies right after the given stage's checkpoint (or the first banked item) commits."""
-
-    def __init__(self, store: OxigraphStore, queries: QueryRegistry, at: str) -> None:
-        super().__init__(store, queries)
-        self._at = at
-
-    def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
-    ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)
-        if stage.value == self._at:
-            raise Killed
-
-    def commit_pass(
-        self, uid: str, pass_id: str, build: Callable[[], CommitPlan], at: datetime
-    ) -> PassState:
-        state = super().commit_pass(uid, pass_id, build, at)
-        if self._at == StageName.COMMIT.value:
-            raise Killed
-        return state
-
-    def bank_item(
-        self,
-        uid: str,
-        pass_id: str,
-        stage: StageName,
-        item: ItemKey,
-        result: ItemResult,
-        at: datetime,
-    ) -> None:
-        super().bank_item(uid, pass_id, stage, item, result, at)
-        if self._at == f"item:{stage.value}":
-            raise Killed
 
 
 def _settings(home: Path) -> Settings:

@@ -4,7 +4,7 @@ memory. The model is scripted; everything else (store, grounding, gate, validati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -14,7 +14,6 @@ from rdflib import Literal
 
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
-from kgmem.config import Settings
 from kgmem.memory.decider import Actor, Outcome
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.records import MemoryRecord
@@ -32,13 +31,11 @@ from kgmem.pipeline import (
 from kgmem.pipeline.worklist import Dropped, worklist
 from kgmem.vocab import KGM, SDO
 from tests.pipeline.passes import (
-    T1,
     UID,
     G,
     consolidation,
     entity_named,
     memories,
-    open_services,
     say,
 )
 from tests.pipeline.scripted import (
@@ -50,18 +47,6 @@ from tests.pipeline.scripted import (
     quote,
     reply,
 )
-
-
-@pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock(T1)
-
-
-@pytest.fixture
-def services(settings: Settings, clock: FixedClock) -> Iterator[Services]:
-    built = open_services(settings, clock)
-    yield built
-    built.close()
 
 
 def _pass(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,14 +14,9 @@ from rdflib import URIRef
 
 from kgmem.errors import PassNotDue, StageOrderError
 from kgmem.pipeline import (
-    Checkpoints,
-    CommitPlan,
-    ItemKey,
-    ItemResult,
     PassRecord,
     PassRef,
     PassRunner,
-    PassState,
     PassStatus,
     StageName,
 )
@@ -37,6 +31,7 @@ from tests.pipeline.fakes import (
     fake_stages,
     settings_for,
 )
+from tests.pipeline.faults import Killed, KillingCheckpoints
 from tests.pipeline.test_checkpoints import assert_conforms
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,46 +267,6 @@ def test_failed_commit_commits_nothing_and_retries(rig: Rig) -> None:
     rig.clock.advance(timedelta(seconds=30))
     assert runner.run(UID, pass_id).status is PassStatus.COMMITTED
     assert len(rig.kg()) == 9 and len(rig.ledger.outbox(UID)) == 1
-
-
-class Killed(KeyboardInterrupt):
-    """Stands for the process dying: not an Exception, so no boundary catches it."""
-
-
-class KillingCheckpoints(Checkpoints):
-    """Dies right after the given stage's checkpoint (or one banked item) is written."""
-
-    def __init__(self, store: OxigraphStore, queries: QueryRegistry, at: str) -> None:
-        super().__init__(store, queries)
-        self._at = at
-
-    def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: object
-    ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)  # type: ignore[arg-type]
-        if stage.value == self._at:
-            raise Killed
-
-    def commit_pass(
-        self, uid: str, pass_id: str, build: Callable[[], CommitPlan], at: object
-    ) -> PassState:
-        state = super().commit_pass(uid, pass_id, build, at)  # type: ignore[arg-type]
-        if self._at == StageName.COMMIT.value:
-            raise Killed
-        return state
-
-    def bank_item(
-        self,
-        uid: str,
-        pass_id: str,
-        stage: StageName,
-        item: ItemKey,
-        result: ItemResult,
-        at: object,
-    ) -> None:
-        super().bank_item(uid, pass_id, stage, item, result, at)  # type: ignore[arg-type]
-        if self._at == "item":
-            raise Killed
 
 
 @pytest.mark.parametrize("at", ["item", *StageName])
