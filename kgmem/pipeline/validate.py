@@ -3,9 +3,11 @@
 The union of every decided draft's change is validated with the pass's schema delta by the
 same :class:`~kgmem.ontology.ValidationService` the foreground gate uses (shapes, disjoint
 types, functional properties, domains and ranges, the delta itself). A violation is traced to
-the drafts whose change wrote its focus node; those drafts are rejected with the violation's
-message and the rest is validated again, so what reaches commit conforms as a whole. A
-refused delta rejects the drafts that use its terms (the next pass may decide them anew).
+the drafts whose change wrote its focus node. Where a deterministic repair exists it is made
+and recorded (an entity the pass typed with two disjoint classes keeps only the types it
+had before); otherwise those drafts are rejected with the violation's message. The rest is
+validated again, so what reaches commit conforms as a whole. A refused delta rejects the
+drafts that use its terms (the next pass may decide them anew).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.reconcile import Decided, Reconciled, pass_delta
 from kgmem.pipeline.stages import PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped
-from kgmem.store import Changeset, from_nquads
+from kgmem.store import Changeset, from_nquads, to_nquads
+from kgmem.vocab import RDF
 
 __all__ = ["ValidateStage", "Validated", "changeset_of"]
 
@@ -32,6 +35,7 @@ class Validated(BaseModel):
 
     accepted: tuple[Decided, ...] = ()
     rejected: tuple[Dropped, ...] = ()
+    repaired: tuple[Dropped, ...] = ()  # drafts accepted after a deterministic repair
     delta_at: datetime | None = None  # None: the pass writes no schema delta
 
     def to_json(self) -> JsonValue:
@@ -56,12 +60,20 @@ class ValidateStage:
         reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE) or {})
         accepted = list(reconciled.decided)
         rejected: list[Dropped] = []
+        repairs: list[Dropped] = []
         at = reconciled.delta_at
         patch = pass_delta(ctx.uid, state, at)
         while accepted:
             report = self._ports.validation.validate(ctx.uid, changeset_of(accepted), patch)
             if report.conforms:
                 break
+            repaired = _repair(accepted, report.violations)
+            if repaired is not None:
+                accepted, notes = repaired
+                repairs += [
+                    Dropped(key=k, stage=self.name, code="repaired", message=m) for k, m in notes
+                ]
+                continue
             schema = [v for v in report.violations if v.kind is ViolationKind.SCHEMA]
             if schema and patch is not None:
                 culprits = _using_delta(ctx.uid, accepted)
@@ -79,8 +91,40 @@ class ValidateStage:
                         Dropped(key=decided.key, stage=self.name, code="invalid", message=message)
                     )
             accepted = [d for d in accepted if d.key not in culprits]
-        out = Validated(accepted=tuple(accepted), rejected=tuple(rejected), delta_at=at)
+        out = Validated(
+            accepted=tuple(accepted),
+            rejected=tuple(rejected),
+            repaired=tuple(repairs),
+            delta_at=at,
+        )
         return state.with_output(self.name, out.to_json())
+
+
+def _repair(
+    accepted: Sequence[Decided], violations: Sequence[Violation]
+) -> tuple[list[Decided], list[tuple[str, str]]] | None:
+    """The one deterministic repair: an entity the pass types with two disjoint classes
+    keeps only the types it had before the pass (the pass's own typings of it are dropped:
+    they contradict each other or what is known). None when no violation is of that kind
+    or nothing the pass added can be dropped."""
+    drop: set[tuple[Node, Node]] = set()
+    for v in violations:
+        if v.kind is ViolationKind.DISJOINT and v.proof is not None:
+            for cls in (v.proof.a_path[0], v.proof.b_path[0]):
+                drop.add((v.focus, cls))
+    if not drop:
+        return None
+    fixed: list[Decided] = []
+    notes: list[tuple[str, str]] = []
+    for decided in accepted:
+        quads = from_nquads(decided.add)
+        kept = [q for q in quads if not (q.predicate == RDF.type and (q.subject, q.object) in drop)]
+        if len(kept) != len(quads):
+            gone = sorted({str(q.object) for q in quads if q not in kept})
+            notes.append((decided.key, f"dropped disjoint types it added: {', '.join(gone)}"))
+            decided = decided.model_copy(update={"add": to_nquads(kept)})
+        fixed.append(decided)
+    return (fixed, notes) if notes else None
 
 
 def _written(decided: Decided) -> set[Node]:

@@ -19,6 +19,7 @@ from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryStatus
 from kgmem.pipeline import ExtractClaims, PassStatus, StageName
 from kgmem.pipeline.reconcile import Reconciled
+from kgmem.pipeline.validate import Validated
 from kgmem.pipeline.worklist import worklist
 from kgmem.vocab import KGM, SDO
 from tests.pipeline.passes import (
@@ -181,3 +182,29 @@ def test_without_a_model_queued_drafts_consolidate_and_transcripts_wait(
     assert len(reconciled.decided) == 2
     status = pipeline.status(UID)
     assert status.model is None and status.waiting_sources == 1 and status.waiting_drafts == 0
+
+
+def test_validate_repairs_an_entity_typed_with_disjoint_classes(
+    services: Services, clock: FixedClock
+) -> None:
+    pipeline = consolidation(services, None)
+    [said] = say(services, "c1", (("user", "I met Mercury at the gallery."),))
+    draft = {
+        "kind": "semantic",
+        "title": "Alice knows Mercury",
+        "claims": [{"subject": "I", "predicate": "schema:knows", "object": "Mercury"}],
+        "entities": [{"name": "Mercury", "types": ["schema:Person", "schema:Place"]}],
+        "evidence": [{"source": said, "quote": "I met Mercury"}],
+    }
+    pipeline.queue(UID, [draft])
+    [done] = pipeline.consolidate(UID)
+    assert done.status is PassStatus.COMMITTED, done.error
+    state = pipeline.checkpoints.state(UID, done.pass_id)
+    validated = Validated.model_validate(state.output(StageName.VALIDATE))
+    [repair] = validated.repaired
+    assert repair.code == "repaired" and "schema.org/Person" in repair.message
+    assert validated.rejected == ()
+    mercury = entity_named(services, "Mercury")
+    assert types_of(services, mercury) == set()  # neither of two contradicting types
+    [memory] = memories(services).values()
+    assert memory.status is MemoryStatus.ACTIVE
