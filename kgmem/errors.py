@@ -42,6 +42,8 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── PassNotDue               (pass_id, next_attempt_at) a parked pass resumed before backoff
     │   ├── StageFailed              (stage, reason)       a stage's own, expected failure
     │   └── StageOrderError          (reason)              the runner was given a wrong stage list
+    ├── RetrievalError
+    │   └── InvalidSearch            (field, value, reason) a search argument outside its domain
     ├── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
     └── CatalogueError
         ├── ManifestError            (path, reason)        catalogue.toml is unreadable or invalid
@@ -77,6 +79,7 @@ __all__ = [
     "DeltaCycle",
     "DraftInvalid",
     "GraphNameError",
+    "InvalidSearch",
     "InvalidSetting",
     "KgmemError",
     "LifecycleError",
@@ -99,6 +102,7 @@ __all__ = [
     "QuerySyntaxError",
     "ResourceError",
     "ResultLimitExceeded",
+    "RetrievalError",
     "ShapeError",
     "SourceConflict",
     "StageFailed",
@@ -453,3 +457,20 @@ class StageOrderError(PipelineError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"consolidation stages: {reason}")
+
+
+class RetrievalError(KgmemError):
+    """memory_search or memory_cite refused its input."""
+
+
+class InvalidSearch(RetrievalError):
+    """A search argument outside its domain: an empty or huge query, k out of range, an
+    unknown kind or status, a malformed tag, entity or time range."""
+
+    def __init__(self, field: str, value: object, reason: str) -> None:
+        shown = repr(value)
+        self.field = field
+        self.value = value if len(shown) <= 100 else shown[:97] + "..."
+        self.reason = reason
+        cut = shown[:60] + ("..." if len(shown) > 60 else "")
+        super().__init__(f"search {field} {cut}: {reason}")

@@ -17,6 +17,7 @@ PACKAGES = [
     "kgmem.memory",
     "kgmem.pipeline",
     "kgmem.index",
+    "kgmem.retrieval",
     "kgmem.api",
     "kgmem.errors",
 ]
@@ -36,7 +37,15 @@ def test_all_is_sorted_and_resolvable(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["kgmem.store", "kgmem.ontology", "kgmem.memory", "kgmem.pipeline", "kgmem.index", "kgmem.api"],
+    [
+        "kgmem.store",
+        "kgmem.ontology",
+        "kgmem.memory",
+        "kgmem.pipeline",
+        "kgmem.index",
+        "kgmem.retrieval",
+        "kgmem.api",
+    ],
 )
 def test_every_public_class_and_function_is_exported(name: str) -> None:
     module = importlib.import_module(name)

@@ -2,7 +2,9 @@
 
 The graph projection (:class:`GraphProjection`, on Kùzu as :class:`KuzuProjection`) keeps
 every user's entities, memories, pages and sources with the edges between them; it is
-rebuilt and checked from the store, never written without a store change behind it.
+rebuilt and checked from the store, never written without a store change behind it. The
+lexical index (:class:`LexicalIndex`, BM25 over memories, pages and notes) is rebuilt in
+memory per user on first use and refreshed node by node.
 """
 
 from kgmem.index.base import (
@@ -16,6 +18,7 @@ from kgmem.index.base import (
     TableFingerprint,
 )
 from kgmem.index.kuzu import KuzuProjection
+from kgmem.index.lexical import LexicalDoc, LexicalIndex
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import TABLES, UserRows, fingerprint_of
 
@@ -24,6 +27,8 @@ __all__ = [
     "Fingerprint",
     "GraphProjection",
     "KuzuProjection",
+    "LexicalDoc",
+    "LexicalIndex",
     "Link",
     "LinkKind",
     "Neighbour",

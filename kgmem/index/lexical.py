@@ -1,0 +1,317 @@
+"""The lexical (BM25) index: a rebuildable, in-memory projection of what a user can search.
+
+Documents are a user's memories (kg and quarantine graphs: title, excerpt, body, tags, claim
+values and predicate names, evidence quotes, names of the entities it is about), pages (title,
+path, current Markdown) and external notes (the latest revision of each path). Each document
+also carries what retrieval filters and ranks on, read in the same pass, so a search runs no
+SPARQL at all.
+
+The index lives in memory, is built per user on first use (or by :meth:`LexicalIndex.rebuild`)
+and kept current by :meth:`LexicalIndex.refresh` with the nodes a commit changed. Persisting it
+would not make start-up cheaper: checking a stored copy against the store reads the same rows a
+rebuild reads, and a copy that is never trusted cannot be stale.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+
+from rdflib import Literal, URIRef
+
+from kgmem.errors import GraphNameError
+from kgmem.index.lexical_docs import (
+    STOPWORDS,
+    LexicalDoc,
+    analyze,
+    camel_words,
+    memory_doc,
+    note_doc,
+    page_doc,
+    revision_key,
+    stem,
+    words,
+)
+from kgmem.store import GraphKind, QueryRegistry, Row, TripleStore, UserGraphs, parse_graph
+
+__all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "analyze", "stem", "words"]
+
+_K1, _B = 1.2, 0.75  # BM25
+_COMMON = 500  # a term in more docs than this and in over half of them only re-scores
+
+
+class _Shard:
+    """One user's documents: postings (term -> {doc id: weighted tf}), BM25 length norms, and
+    a timeline of the documents that have a moment (the rest have a validity period)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, LexicalDoc] = {}
+        self.postings: dict[str, dict[str, int]] = {}
+        self.lengths: dict[str, int] = {}
+        self.norms: dict[str, float] = {}
+        self.total, self.calibrated = 0, 1.0
+        self.timeline: list[tuple[datetime, str]] = []
+        self.periods: set[str] = set()
+        self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
+        self.labels: dict[str, str] = {}
+
+    def add(self, doc: LexicalDoc) -> None:
+        self.remove(doc.id)
+        counts = doc.terms()
+        for term, tf in counts.items():
+            self.postings.setdefault(term, {})[doc.id] = tf
+        self.docs[doc.id] = doc
+        self.lengths[doc.id] = length = sum(counts.values())
+        self.total += length
+        self.norms[doc.id] = _K1 * (1 - _B + _B * length / self.calibrated)
+        if doc.moment is not None:
+            bisect.insort(self.timeline, (doc.moment, doc.id))
+        elif doc.valid_from or doc.valid_until:
+            self.periods.add(doc.id)
+        if doc.kind == "note" and doc.path is not None:
+            self.note_paths[doc.path] = doc.id
+
+    def remove(self, doc_id: str) -> LexicalDoc | None:
+        doc = self.docs.pop(doc_id, None)
+        if doc is None:
+            return None
+        for term in doc.terms():
+            posting = self.postings[term]
+            del posting[doc_id]
+            if not posting:
+                del self.postings[term]
+        self.total -= self.lengths.pop(doc_id)
+        del self.norms[doc_id]
+        if doc.moment is not None:
+            del self.timeline[bisect.bisect_left(self.timeline, (doc.moment, doc_id))]
+        self.periods.discard(doc_id)
+        if doc.path is not None and self.note_paths.get(doc.path) == doc_id:
+            del self.note_paths[doc.path]
+        return doc
+
+    def calibrate(self, force: bool = False) -> None:
+        """Recompute length norms when the average length drifted by more than 10%."""
+        average = self.total / len(self.docs) if self.docs else 1.0
+        if force or abs(average - self.calibrated) > 0.1 * self.calibrated:
+            self.calibrated = max(average, 1.0)
+            for doc_id, length in self.lengths.items():
+                self.norms[doc_id] = _K1 * (1 - _B + _B * length / self.calibrated)
+
+    def score(self, terms: Iterable[str]) -> dict[str, float]:
+        """BM25 of every doc matching any term. A term in most docs of a large index only
+        re-scores the docs rarer terms found (its weight is small and its postings long)."""
+        n, postings, norms = len(self.docs), self.postings, self.norms
+        present = sorted({t for t in terms if t in postings}, key=lambda t: len(postings[t]))
+        acc: dict[str, float] = {}
+        for i, term in enumerate(present):
+            posting = postings[term]
+            df = len(posting)
+            weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (_K1 + 1)
+            if i > 0 and acc and df > _COMMON and 2 * df > n:
+                for doc_id in acc:
+                    if tf := posting.get(doc_id, 0):
+                        acc[doc_id] += weight * tf / (tf + norms[doc_id])
+                continue
+            get = acc.get
+            for doc_id, tf in posting.items():
+                acc[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + norms[doc_id])
+        return acc
+
+    def during(self, start: datetime, end: datetime) -> list[LexicalDoc]:
+        low = bisect.bisect_left(self.timeline, (start, ""))
+        high = bisect.bisect_left(self.timeline, (end, ""))
+        found = [self.docs[doc_id] for _, doc_id in self.timeline[low:high]]
+        return found + [d for i in self.periods if (d := self.docs[i]).overlaps(start, end)]
+
+
+class LexicalIndex:
+    """BM25 over each user's memories, pages and external notes; thread-safe."""
+
+    def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
+        self._store, self._queries = store, queries
+        self._shards: dict[str, _Shard] = {}
+        self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
+        self._lock = threading.RLock()
+
+    def rebuild(self, uid: str) -> int:
+        """Rebuild ``uid``'s documents from the store; returns how many there are. Searches go
+        on meanwhile; changes refreshed during the rebuild are applied to the new documents."""
+        UserGraphs(uid)  # a malformed uid is refused before anything is read
+        with self._lock:
+            self._building.setdefault(uid, [])
+        try:
+            shard = _Shard()
+            for doc in (*self._load(uid, shard, "all", None), *self._notes(uid, {})):
+                shard.add(doc)
+            shard.calibrate(force=True)
+        finally:
+            with self._lock:
+                changed = self._building.pop(uid, [])
+        with self._lock:
+            self._apply(uid, shard, changed)
+            self._shards[uid] = shard
+            return len(shard.docs)
+
+    def drop(self, uid: str) -> None:
+        with self._lock:
+            self._shards.pop(uid, None)
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef | str]) -> int:
+        """Re-read the documents behind ``nodes`` (memories, pages, note revisions, entities
+        whose names the memories about them carry); returns how many docs changed. A user
+        not built yet is left alone: the first search reads the store as it is then."""
+        nodes = list(nodes)
+        with self._lock:
+            if uid in self._building:
+                self._building[uid] += nodes
+            shard = self._shards.get(uid)
+            return 0 if shard is None else self._apply(uid, shard, nodes)
+
+    def search(self, uid: str, text: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` best documents for ``text``: (doc id, BM25 score), best first."""
+        found = self.scores(uid, analyze(text))
+        return heapq.nlargest(k, found.items(), key=lambda item: (item[1], item[0]))
+
+    def scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
+        """BM25 of every document of ``uid`` that matches any of the analyzed ``terms``."""
+        with self._lock:
+            return self._shard(uid).score(terms)
+
+    def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
+        with self._lock:
+            return self._shard(uid).docs.get(doc_id)
+
+    def during(self, uid: str, start: datetime, end: datetime) -> list[LexicalDoc]:
+        """The documents whose moment or validity period meets [start, end)."""
+        with self._lock:
+            return self._shard(uid).during(start, end)
+
+    def size(self, uid: str) -> int:
+        with self._lock:
+            return len(self._shard(uid).docs)
+
+    def _shard(self, uid: str) -> _Shard:
+        if uid not in self._shards:
+            self.rebuild(uid)
+        return self._shards[uid]
+
+    def _apply(self, uid: str, shard: _Shard, nodes: Iterable[URIRef | str]) -> int:
+        docs, notes = self._targets(uid, nodes)
+        changed = 0
+        for doc_id, kind in docs.items():
+            old, fresh = shard.remove(doc_id), self._load(uid, shard, kind, URIRef(doc_id))
+            for doc in fresh:
+                shard.add(doc)
+            changed += old != (fresh[0] if fresh else None)
+        changed += self._refresh_notes(uid, shard, notes)
+        shard.calibrate()
+        return changed
+
+    def _targets(self, uid: str, nodes: Iterable[URIRef | str]) -> tuple[dict[str, str], set[str]]:
+        """The memory and page docs (with their kind), and the note revisions, ``nodes`` touch."""
+        graphs = UserGraphs(uid)
+        docs: dict[str, str] = {}
+        notes: set[str] = set()
+        for node in nodes:
+            iri = str(node).split("#", 1)[0]  # a page revision is <page>#rN
+            kind = _kind(graphs, iri)
+            if kind in ("memory", "page"):
+                docs[iri] = kind
+            elif kind == "note":
+                notes.add(iri)
+            elif kind == "entity":
+                query, entity = self._queries["index/lexical_related"], URIRef(iri)
+                for graph in (graphs.kg, graphs.quarantine):
+                    for row in self._store.select(query, {"graph": graph, "entity": entity}):
+                        docs[str(row["node"])] = _kind(graphs, str(row["node"]))
+        return docs, notes
+
+    def _refresh_notes(self, uid: str, shard: _Shard, notes: set[str]) -> int:
+        query, paths = self._queries["index/lexical_notes"], set()
+        for note in notes:
+            gone = shard.remove(note)
+            if gone is not None and gone.path is not None:
+                paths.add(gone.path)
+            bindings = {"graph": UserGraphs(uid).sources, "note": URIRef(note)}
+            paths |= {str(row["path"]) for row in self._store.select(query, bindings)}
+        for path in paths:
+            if (current := shard.note_paths.get(path)) is not None:
+                shard.remove(current)
+            for doc in self._notes(uid, {"path": Literal(path)}):
+                shard.add(doc)
+        return len(paths)
+
+    # -- from the store ------------------------------------------------------------------
+
+    def _load(self, uid: str, shard: _Shard, kind: str, node: URIRef | None) -> list[LexicalDoc]:
+        """The memory or page ``node`` (every memory and page when None), as documents."""
+        graphs, out = UserGraphs(uid), []
+        if kind in ("all", "memory"):
+            for graph in (graphs.kg, graphs.quarantine):
+                out += self._memories(uid, shard, graph, node)
+        if kind in ("all", "page"):
+            one = {} if node is None else {"page": node}
+            rows = self._store.select(
+                self._queries["index/lexical_pages"], {"graph": graphs.kg, **one}
+            )
+            out += [page_doc(row) for row in rows]
+        return out
+
+    def _memories(
+        self, uid: str, shard: _Shard, graph: URIRef, memory: URIRef | None
+    ) -> list[LexicalDoc]:
+        one = {} if memory is None else {"memory": memory}
+        rows = self._store.select(self._queries["index/lexical_memories"], {"graph": graph, **one})
+        if not rows:
+            return []
+        bindings = {"graph": graph, "kg": UserGraphs(uid).kg, **one}
+        pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for row in self._store.select(self._queries["index/lexical_memory_texts"], bindings):
+            field, term = str(row["field"]), row.get("term")
+            text = str(row["text"]) if "text" in row else str(term)
+            if field == "predicate":
+                text = self._label(uid, shard, text)
+            pieces[str(row["memory"])][field].append(text)
+        return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
+
+    def _label(self, uid: str, shard: _Shard, term: str) -> str:
+        """A predicate's words: its local name split, and its labels the user may read."""
+        if term not in shard.labels:
+            local = re.split(r"[#/]", term)[-1]
+            names = [camel_words(local)]
+            rows = self._store.select(self._queries["index/lexical_labels"], {"term": URIRef(term)})
+            names += [str(r["label"]) for r in rows if _readable(uid, str(r["labelGraph"]))]
+            shard.labels[term] = " ".join({n.casefold(): n for n in names}.values())
+        return shard.labels[term]
+
+    def _notes(self, uid: str, bindings: Mapping[str, Literal]) -> Iterator[LexicalDoc]:
+        """The latest revision of each external note (highest revision, then latest time)."""
+        query = self._queries["index/lexical_notes"]
+        latest: dict[str, Row] = {}
+        for row in self._store.select(query, {"graph": UserGraphs(uid).sources, **bindings}):
+            path = str(row["path"])
+            if path not in latest or revision_key(row) > revision_key(latest[path]):
+                latest[path] = row
+        for row in latest.values():
+            yield note_doc(row)
+
+
+def _kind(graphs: UserGraphs, iri: str) -> str:
+    """The node kind (see ``kgmem.memory.ids``) of one of the user's nodes, else ""."""
+    base = graphs.node_base
+    return iri[len(base) :].split("/", 1)[0] if iri.startswith(base) else ""
+
+
+def _readable(uid: str, graph: str) -> bool:
+    try:
+        parsed = parse_graph(graph)
+    except GraphNameError:
+        return False
+    schema = parsed.kind is GraphKind.SCHEMA and parsed.uid == uid
+    return schema or parsed.kind is GraphKind.CATALOGUE

@@ -1,0 +1,233 @@
+"""What the lexical index indexes: words of a text (tokens, stems, stopwords) and the
+documents it builds from store rows (memories, pages, external notes), with what retrieval
+filters and ranks on."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from rdflib import Literal
+
+from kgmem.store import Row
+
+__all__ = [
+    "STOPWORDS",
+    "LexicalDoc",
+    "analyze",
+    "camel_words",
+    "memory_doc",
+    "note_doc",
+    "page_doc",
+    "revision_key",
+    "stem",
+    "words",
+]
+
+_STOPWORD_TEXT = """\
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its
+itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+s t d ll m re ve
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2}  # every other field weighs 1
+_T = TypeVar("_T")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased, accent-free words (letters and digits of any script).
+
+    >>> words("Café-Müller's 2nd_floor")
+    ['cafe', 'muller', 's', '2nd', 'floor']
+    """
+    folded = text.casefold()
+    if not folded.isascii():
+        decomposed = unicodedata.normalize("NFKD", folded)
+        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(folded)
+
+
+def stem(word: str) -> str:
+    """A light English stemmer: plurals, -ing, -ed and a final e (the same rule on both sides).
+
+    >>> [stem(w) for w in ("meetings", "running", "companies", "moved", "move", "boxes")]
+    ['meet', 'run', 'company', 'mov', 'mov', 'box']
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 3 and not base.endswith("e"):
+            if any(c in "aeiouy" for c in base):
+                word = base[:-1] if base[-1] == base[-2] and base[-1] not in "lsz" else base
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def analyze(text: str) -> list[str]:
+    """The index terms of ``text``: its words without stopwords, stemmed."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class LexicalDoc:
+    """One searchable node with what filters and ranking need. Times are UTC-aware."""
+
+    id: str
+    kind: str  # "memory" | "page" | "note"
+    title: str
+    graph: str
+    fields: tuple[tuple[str, str], ...]  # (field, text)
+    excerpt: str = ""
+    path: str | None = None
+    memory_kind: str | None = None  # semantic | procedural | episodic | reference
+    status: str | None = None  # a memory's status; pages and notes have none
+    tags: tuple[str, ...] = ()
+    about: tuple[str, ...] = ()  # entity IRIs (a page: the entity it describes)
+    confidence: float | None = None
+    strength: float | None = None
+    pinned: bool = False
+    use_count: int = 0
+    recorded_at: datetime | None = None  # pages: current revision; notes: timestamp
+    last_used_at: datetime | None = None
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+
+    @property
+    def moment(self) -> datetime | None:
+        """When it happened, else (with no validity period) when it was recorded."""
+        if self.occurred_at or self.valid_from or self.valid_until:
+            return self.occurred_at
+        return self.recorded_at
+
+    def overlaps(self, start: datetime | None, end: datetime | None) -> bool:
+        """Whether its moment, else its validity period, meets [start, end) (None: open)."""
+        at = self.moment
+        if at is not None:
+            return (start is None or at >= start) and (end is None or at < end)
+        return (end is None or self.valid_from is None or self.valid_from < end) and (
+            start is None or self.valid_until is None or self.valid_until > start
+        )
+
+    def terms(self) -> dict[str, int]:
+        """Weighted term frequencies over every field."""
+        counts: dict[str, int] = defaultdict(int)
+        for name, text in self.fields:
+            weight = _WEIGHTS.get(name, 1)
+            for term in analyze(text):
+                counts[term] += weight
+        return counts
+
+
+def _get(row: Row, name: str, kind: type[_T]) -> _T | None:
+    """The Python value of a literal in ``row``, if it is of type ``kind``."""
+    term = row.get(name)
+    value = term.toPython() if isinstance(term, Literal) else None
+    return value if isinstance(value, kind) else None
+
+
+def _text(row: Row, name: str) -> str:
+    return str(row.get(name) or "")
+
+
+def revision_key(row: Row) -> tuple[int, str]:
+    when = _get(row, "timestamp", datetime)
+    return (_get(row, "revision", int) or 0, when.isoformat() if when else "")
+
+
+def _path_words(path: str) -> str:
+    return path.removesuffix(".md").replace("/", " ").replace("-", " ")
+
+
+def _first_line(text: str) -> str:
+    """The first line of prose (else the first heading), at most 200 characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    prose = [line for line in lines if not line.startswith("#")]
+    return (prose or lines or [""])[0].lstrip("#").strip()[:200]
+
+
+def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
+    fields = [(name, _text(row, name)) for name in ("title", "excerpt", "body")]
+    for name in ("tag", "entity", "claim", "predicate", "quote"):
+        text = "\n".join(sorted(set(pieces.get(name, ()))))  # rows come in any order
+        fields.append(("claim" if name == "predicate" else name, text))
+    quotes = "\n".join(sorted(pieces.get("quote", ())))
+    return LexicalDoc(
+        id=str(row["memory"]),
+        kind="memory",
+        title=_text(row, "title"),
+        graph=str(row["graph"]),
+        fields=tuple((name, text) for name, text in fields if text),
+        excerpt=_text(row, "excerpt") or _first_line(_text(row, "body") or quotes),
+        memory_kind=str(row["kind"]).rsplit("#", 1)[-1],
+        status=str(row["status"]).rsplit("#", 1)[-1],
+        tags=tuple(sorted(pieces.get("tag", ()))),
+        about=tuple(sorted(set(pieces.get("about", ())))),
+        confidence=_get(row, "confidence", float),
+        strength=_get(row, "strength", float),
+        pinned=_get(row, "pinned", bool) is True,
+        use_count=_get(row, "useCount", int) or 0,
+        recorded_at=_get(row, "recordedAt", datetime),
+        last_used_at=_get(row, "lastUsedAt", datetime),
+        occurred_at=_get(row, "occurredAt", datetime),
+        valid_from=_get(row, "validFrom", datetime),
+        valid_until=_get(row, "validUntil", datetime),
+    )
+
+
+def page_doc(row: Row) -> LexicalDoc:
+    path, markdown = str(row["path"]), _FRONT_MATTER.sub("", _text(row, "markdown"))
+    title = _text(row, "title") or path.rsplit("/", 1)[-1].removesuffix(".md")
+    fields = (("title", title), ("excerpt", _text(row, "excerpt")), ("path", _path_words(path)))
+    return LexicalDoc(
+        id=str(row["page"]),
+        kind="page",
+        title=title,
+        graph=str(row["graph"]),
+        fields=tuple((n, t) for n, t in (*fields, ("markdown", markdown)) if t),
+        excerpt=_text(row, "excerpt") or _first_line(markdown),
+        path=path,
+        about=(str(row["entity"]),) if "entity" in row else (),
+        use_count=_get(row, "useCount", int) or 0,
+        recorded_at=_get(row, "createdAt", datetime),
+    )
+
+
+def note_doc(row: Row) -> LexicalDoc:
+    """An external note's latest revision as a document."""
+    path, text = str(row["path"]), str(row["text"])
+    return LexicalDoc(
+        id=str(row["note"]),
+        kind="note",
+        title=path.rsplit("/", 1)[-1].removesuffix(".md"),
+        graph=str(row["graph"]),
+        fields=(("path", _path_words(path)), ("text", text)),
+        excerpt=_first_line(text),
+        path=path,
+        recorded_at=_get(row, "timestamp", datetime),
+    )
+
+
+def camel_words(local: str) -> str:
+    """A term's local name as words: ``worksFor`` -> ``works For``."""
+    return _CAMEL.sub(" ", local).replace("_", " ").replace("-", " ")

@@ -1,0 +1,226 @@
+"""memory_search: one user's memories, pages and external notes for a query, ranked and explained.
+
+Candidates are every document the lexical index matches (plus, when the query names a time,
+the documents of that period), filtered on what the index carries, and ranked by
+:mod:`kgmem.retrieval.ranking` in BM25 order until no further one can reach the top k. Before
+a hit is returned its status is checked against the store, so a projection that missed a
+change can never show an archived memory: the stale document is refreshed and the search
+runs again.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from rdflib import Literal, URIRef
+
+from kgmem.clock import Clock
+from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, stem, words
+from kgmem.memory.entities import name_key
+from kgmem.memory.lifecycle import Lifecycle
+from kgmem.memory.model import MemoryStatus
+from kgmem.memory.strength import StrengthPolicy
+from kgmem.retrieval.cite import Citation, cite
+from kgmem.retrieval.errors import InvalidSearch
+from kgmem.retrieval.filters import SearchFilters, TimeRange, check_entity
+from kgmem.retrieval.ranking import RankWeights, explain_match, prior, temporal
+from kgmem.retrieval.temporal import TimeCue, find_time_cue
+from kgmem.store import QueryRegistry, TripleStore, UserGraphs
+from kgmem.vocab import KGM, RDF
+
+__all__ = ["MemorySearch", "SearchHit"]
+
+_FILL = 0.25  # the relevance of an unmatched document that falls in the query's period
+_SPARE = 4  # ranked past k, for hits the store shows to be stale
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One result: what it is, where it is (``path`` for pages and notes), why it ranked."""
+
+    id: str
+    kind: str  # "memory" | "page" | "note"
+    title: str
+    excerpt: str
+    score: float
+    why: tuple[str, ...]
+    path: str | None = None
+    memory_kind: str | None = None
+    status: str | None = None
+
+
+class MemorySearch:
+    """The agent tools ``memory_search`` and ``memory_cite`` over a :class:`LexicalIndex`."""
+
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        index: LexicalIndex,
+        clock: Clock,
+        lifecycle: Lifecycle,
+        *,
+        strength: StrengthPolicy | None = None,
+        weights: RankWeights | None = None,
+        max_query_chars: int = 2000,
+        max_k: int = 100,
+    ) -> None:
+        self._store, self._queries, self._index = store, queries, index
+        self._clock, self._lifecycle = clock, lifecycle
+        self._strength = strength or StrengthPolicy()
+        self._weights = weights or RankWeights()
+        self._max_chars, self._max_k = max_query_chars, max_k
+
+    def memory_search(
+        self,
+        uid: str,
+        query: str,
+        k: int = 8,
+        *,
+        kinds: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        entity: str | None = None,
+        time_range: TimeRange | None = None,
+        statuses: Iterable[str] | None = None,
+    ) -> list[SearchHit]:
+        """The ``k`` best memories, pages and notes of ``uid`` for ``query``, best first.
+
+        Only active memories (and pages and notes) unless ``statuses`` names others; ``kinds``
+        takes memory kinds and ``memory``/``page``/``note``; every given tag must be present;
+        ``entity`` is an entity IRI or name the memory is about; ``time_range`` is [start, end).
+        """
+        UserGraphs(uid)  # a malformed uid is a GraphNameError before anything is read
+        text, k = self._check_query(query), self._check_k(k)
+        filters = SearchFilters.of(kinds, tags, time_range, statuses)
+        if entity is not None:
+            filters = replace(filters, entities=self._entities(uid, check_entity(entity)))
+        cue = find_time_cue(text, self._clock.now())
+        lexical = text if cue is None else text[: cue.span[0]] + " " + text[cue.span[1] :]
+        stems = _stems(lexical)
+        for _ in range(2):  # once more if the store showed the index a stale document
+            hits, stale = self._search(uid, stems, filters, cue, k)
+            if stale:
+                self._index.refresh(uid, stale)
+            else:
+                break
+        return hits
+
+    def memory_cite(self, uid: str, id: str) -> Citation:
+        """The agent used memory or page ``id``: its use count (and a memory's strength and
+        last use) go up in the store, and the index follows, so ranking changes."""
+        return cite(self._store, self._queries, self._index, self._lifecycle, uid, id)
+
+    # -- arguments -----------------------------------------------------------------------
+
+    def _check_query(self, query: object) -> str:
+        if not isinstance(query, str):
+            raise InvalidSearch("query", type(query).__name__, "the query is a string")
+        if len(query) > self._max_chars:
+            raise InvalidSearch("query", query, f"at most {self._max_chars} characters")
+        if not query.strip():
+            raise InvalidSearch("query", query, "the query is empty")
+        return query.strip()
+
+    def _check_k(self, k: object) -> int:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self._max_k:
+            raise InvalidSearch("k", k, f"k is a whole number from 1 to {self._max_k}")
+        return k
+
+    def _entities(self, uid: str, entity: str) -> frozenset[str]:
+        graphs = UserGraphs(uid)
+        if "://" in entity or entity.startswith("urn:"):
+            if not entity.startswith(graphs.node_base):
+                raise InvalidSearch("entity", entity, "not an entity of this user")
+            return frozenset({entity})
+        query = self._queries["memory/entities_by_key"]
+        rows = self._store.select(query, {"graph": graphs.kg, "key": Literal(name_key(entity))})
+        return frozenset(str(row["entity"]) for row in rows)
+
+    # -- ranking -------------------------------------------------------------------------
+
+    def _search(
+        self, uid: str, stems: dict[str, str], filters: SearchFilters, cue: TimeCue | None, k: int
+    ) -> tuple[list[SearchHit], list[str]]:
+        scores = self._index.scores(uid, stems)
+        if cue is not None:  # the cue's period, at a low relevance where no word matched
+            floor = _FILL * max(scores.values(), default=1.0 / _FILL)
+            for doc in self._index.during(uid, cue.start, cue.end):
+                scores.setdefault(doc.id, floor)
+        hits: list[SearchHit] = []
+        stale: list[str] = []
+        for score, doc, why in self._rank(uid, scores, filters, cue, k):
+            if len(hits) == k:
+                break
+            if self._live(uid, doc):
+                hits.append(_hit(doc, score, (*explain_match(doc, stems), *why)))
+            else:
+                stale.append(doc.id)
+        return hits, stale
+
+    def _rank(
+        self,
+        uid: str,
+        scores: dict[str, float],
+        filters: SearchFilters,
+        cue: TimeCue | None,
+        k: int,
+    ) -> list[tuple[float, LexicalDoc, list[str]]]:
+        """Documents by final score, walking them in BM25 order and stopping once no further
+        one can reach the k-th best score (the prior and temporal factors are bounded)."""
+        now, weights = self._clock.now(), self._weights
+        ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
+        heap = [(-score, doc_id) for doc_id, score in scores.items()]
+        heapq.heapify(heap)
+        best, kept, ranked = 0.0, [0.0] * (k + _SPARE), []
+        while heap:
+            negative, doc_id = heapq.heappop(heap)
+            if best and -negative / best * ceiling < kept[0]:
+                break
+            doc = self._index.doc(uid, doc_id)
+            if doc is None or not filters.accepts(doc):
+                continue
+            best = best or -negative
+            boost, why = prior(doc, now, self._strength, weights)
+            factor, when = temporal(doc, cue, weights)
+            score = -negative / best * boost * factor
+            heapq.heappushpop(kept, score)
+            ranked.append((score, doc, [when, *why] if when else why))
+        ranked.sort(key=lambda r: (-r[0], r[1].id))
+        return ranked
+
+    def _live(self, uid: str, doc: LexicalDoc) -> bool:
+        """Whether the store still holds ``doc`` as indexed (a memory: with the same status)."""
+        graphs, graph, node = UserGraphs(uid), URIRef(doc.graph), URIRef(doc.id)
+        if not graphs.owns(graph) or not doc.id.startswith(graphs.node_base):
+            return False
+        if doc.kind == "memory" and doc.status is not None:
+            wanted = MemoryStatus(doc.status).iri
+            return any(q.object == wanted for q in self._store.quads(graph, node, KGM.status))
+        return next(iter(self._store.quads(graph, node, RDF.type)), None) is not None
+
+
+def _stems(text: str) -> dict[str, str]:
+    """The query's index terms, each with the first word of the query it came from."""
+    out: dict[str, str] = {}
+    for word in words(text):
+        if word not in STOPWORDS:
+            out.setdefault(stem(word), word)
+    return out
+
+
+def _hit(doc: LexicalDoc, score: float, why: tuple[str, ...]) -> SearchHit:
+    if doc.kind == "memory" and doc.status != MemoryStatus.ACTIVE.value:
+        why = (*why, f"status {doc.status}")
+    return SearchHit(
+        doc.id,
+        doc.kind,
+        doc.title,
+        doc.excerpt,
+        round(score, 6),
+        why,
+        doc.path,
+        doc.memory_kind,
+        doc.status,
+    )

@@ -1,0 +1,209 @@
+"""The lexical index: analysis, what each document holds, BM25 order, refresh and scoping."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from rdflib import Literal
+
+from kgmem.index.lexical import LexicalIndex, analyze, stem, words
+from kgmem.memory.ids import NodeKind, new_node, stable_node
+from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
+from kgmem.memory.records import EvidenceRecord, MemoryRecord, record_quads
+from kgmem.ontology import DeclareProperty, DeltaPatch, OntologyService, Provenance, delta_term
+from kgmem.store import Changeset, Quad, QueryRegistry
+from kgmem.vocab import KGM, SDO
+from tests.memory.world import ALICE, NOW, World, works_at
+from tests.retrieval.support import remember, remember_for, write_note, write_page
+
+QUERIES = QueryRegistry.load()
+
+
+def found(index: LexicalIndex, text: str, uid: str = "alice") -> list[str]:
+    return [doc_id for doc_id, _ in index.search(uid, text, 100)]
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("The Meetings were RUNNING late", ["meet", "run", "lat"]),
+        ("Café Müller's naïve façade", ["caf", "muller", "naiv", "facad"]),
+        ("companies, boxes and classes", ["company", "box", "class"]),
+        ("moved / move / moving", ["mov", "mov", "mov"]),
+        ("東京 tower 2023", ["東京", "tower", "2023"]),
+        ("snake_case and camelCase", ["snak", "cas", "camelcas"]),
+        ("don't we'll", ["don"]),
+        ("what is this, and who are you?", []),
+    ],
+)
+def test_analysis(text: str, terms: list[str]) -> None:
+    assert analyze(text) == terms
+
+
+def test_words_and_stems_agree_between_query_and_document() -> None:
+    assert words("Re-use: it's") == ["re", "use", "it", "s"]  # "re" and "s" are stopwords
+    for pair in (("meeting", "meetings"), ("run", "running"), ("party", "parties")):
+        assert stem(pair[0]) == stem(pair[1])
+
+
+def test_rebuild_indexes_memories_pages_and_notes(world: World) -> None:
+    msg = world.say("user", "I work at Acme Corp.")
+    [job] = world.draft(works_at(msg, "Acme Corp", tags=["career"], body="Backend engineer."))
+    page = write_page(world, "Acme Corp", '---\ndigest: "sha256:ab12"\n---\n# Acme\nWidgets.', NOW)
+    note = write_note(world, "work/acme-notes.md", "Quarterly widgets review")
+    index = LexicalIndex(world.store, QUERIES)
+    assert index.rebuild("alice") == 3
+    memory = index.doc("alice", str(job.memory))
+    assert memory is not None and memory.kind == "memory" and memory.status == "active"
+    assert dict(memory.fields)["entity"] == "Acme Corp\nAlice"
+    assert memory.tags == ("career",) and memory.confidence == 0.9 and memory.recorded_at == NOW
+    assert set(found(index, "acme")) == {str(job.memory), str(page), str(note)}
+    assert found(index, "career") == [str(job.memory)]  # a tag
+    assert found(index, "backend") == [str(job.memory)]  # the body
+    assert found(index, "widgets") == [str(note), str(page)]  # shorter text, higher score
+    assert found(index, "quarterly") == [str(note)] and found(index, "ab12") == []
+    page_doc = index.doc("alice", str(page))
+    assert page_doc is not None and page_doc.path == "entities/acme corp.md"
+    assert page_doc.excerpt == "Widgets." and page_doc.about == (
+        str(stable_node("alice", NodeKind.ENTITY, "Acme Corp")),
+    )
+
+
+def test_predicate_labels_of_the_users_schema_are_searchable(world: World) -> None:
+    OntologyService(world.store, QUERIES).apply_delta(
+        "alice",
+        DeltaPatch(
+            (DeclareProperty("reportsTo", "line manager", SDO.Person, SDO.Person),),
+            Provenance("user:alice", NOW),
+        ),
+    )
+    msg = world.say("user", "I report to Dana.")
+    draft = works_at(msg, "Dana", quote="I report to Dana", title="Reporting line")
+    draft["claims"][0]["predicate"] = str(delta_term("alice", "reportsTo"))
+    draft["entities"] = [{"name": "Dana", "types": ["schema:Person"]}]
+    [item] = world.draft(draft)
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "manager") == [str(item.memory)]  # the label
+    assert found(index, "reports") == [str(item.memory)]  # the local name
+
+
+def test_search_is_bm25_ordered_and_capped(world: World) -> None:
+    short = remember(world, "Kiwi", "kiwi")
+    long = remember(world, "Fruit list", "apples pears kiwi plums figs")
+    twice = remember(world, "Kiwi kiwi", "kiwi kiwi")
+    index = LexicalIndex(world.store, QUERIES)
+    hits = index.search("alice", "kiwi", 3)
+    assert [h for h, _ in hits] == [str(twice), str(short), str(long)]
+    assert hits[0][1] > hits[1][1] > hits[2][1] > 0
+    assert len(index.search("alice", "kiwi", 1)) == 1
+    assert index.search("alice", "mango", 5) == [] and index.search("alice", "the", 5) == []
+
+
+def test_refresh_follows_new_archived_and_forgotten_memories(world: World) -> None:
+    first = remember(world, "Ferry times", "the ferry leaves at nine")
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "ferry") == [str(first)]
+    second = remember(world, "Ferry tickets", "ferry tickets are sold at the pier")
+    assert found(index, "ferry") == [str(first)]  # a projection: nothing changes by itself
+    assert index.refresh("alice", [second]) == 1
+    assert set(found(index, "ferry")) == {str(first), str(second)}
+    world.lifecycle.archive("alice", first)
+    assert index.refresh("alice", [first]) == 1
+    archived = index.doc("alice", str(first))
+    assert archived is not None and archived.status == "archived"
+    assert index.refresh("alice", [first]) == 0  # nothing changed since
+    world.lifecycle.forget("alice", second)
+    assert index.refresh("alice", [second]) == 1
+    assert index.doc("alice", str(second)) is None and found(index, "pier") == []
+    assert index.size("alice") == 1
+
+
+def test_refresh_of_an_entity_reindexes_the_memories_about_it(world: World) -> None:
+    msg = world.say("user", "I work at Initech.")
+    [job] = world.draft(works_at(msg, "Initech"))
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "penguin") == []
+    [named] = world.store.quads(ALICE.kg, None, KGM.name, Literal("Initech"))
+    alias = Quad(named.subject, KGM.alias, Literal("Penguin Co"), ALICE.kg)
+    world.store.commit(Changeset.of([alias]))
+    unknown = stable_node("alice", NodeKind.ENTITY, "nobody")
+    assert index.refresh("alice", [unknown, named.subject]) == 1
+    assert found(index, "penguin") == [str(job.memory)]
+
+
+def test_refresh_keeps_the_latest_note_revision(world: World) -> None:
+    first = write_note(world, "plans.md", "visit the lighthouse", revision=1)
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "lighthouse") == [str(first)]
+    second = write_note(world, "plans.md", "visit the aquarium", revision=2)
+    assert index.refresh("alice", [second]) == 1
+    assert found(index, "lighthouse") == [] and found(index, "aquarium") == [str(second)]
+    index.refresh("alice", [first])  # an older revision named again
+    assert found(index, "aquarium") == [str(second)] and found(index, "lighthouse") == []
+
+
+def test_refresh_after_a_page_revision(world: World) -> None:
+    page = write_page(world, "Orchard", "# Orchard\nApple trees.", NOW)
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "apple") == [str(page)]
+    revision = f"{page}#r1"
+    world.store.commit(
+        Changeset.of(
+            [Quad(page, KGM.useCount, Literal(3), ALICE.kg)],
+        )
+    )
+    assert index.refresh("alice", [revision]) == 1
+    doc = index.doc("alice", str(page))
+    assert doc is not None and doc.use_count == 3
+
+
+def test_another_users_documents_and_nodes_stay_out(world: World) -> None:
+    mine = remember(world, "Acme badge", "my acme badge is blue")
+    theirs = remember_for(world, "bob", "Acme badge", "my acme badge is red")
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "acme badge") == [str(mine)]
+    assert found(index, "acme badge", "bob") == [str(theirs)]
+    assert index.refresh("alice", [theirs, "https://example.org/x"]) == 0
+    assert found(index, "red") == [] and index.doc("alice", str(theirs)) is None
+
+
+def test_a_term_in_most_documents_only_rescores_rarer_matches(world: World) -> None:
+    """Past 500 documents, a term in over half of them does not widen the candidates.
+
+    Written straight to the store (600 gate writes would take half a minute): the index
+    reads records, whoever wrote them."""
+    quads = []
+    for i in range(600):
+        text = f"common words number {i}" + (" rare" if i < 3 else "")
+        record = MemoryRecord(
+            new_node("alice", NodeKind.MEMORY),
+            MemoryKind.SEMANTIC,
+            MemoryStatus.ACTIVE,
+            text,
+            0.9,
+            NOW - timedelta(minutes=i),
+            evidence=(
+                EvidenceRecord(
+                    new_node("alice", NodeKind.EVIDENCE),
+                    stable_node("alice", NodeKind.MESSAGE, "c", str(i)),
+                    SourceType.USER_MESSAGE,
+                    SupportKind.EXPLICIT,
+                    Authority.USER,
+                ),
+            ),
+        )
+        quads += record_quads(record, ALICE.kg)
+    world.store.commit(Changeset.of(quads))
+    index = LexicalIndex(world.store, QUERIES)
+    assert index.size("alice") == 600
+    assert len(index.search("alice", "rare common", 100)) == 3
+    assert len(index.search("alice", "common", 1000)) == 600
+    assert len(index.search("alice", "number", 1000)) == 600
+
+
+def test_refresh_leaves_a_user_not_built_yet_alone(world: World) -> None:
+    memory = remember(world, "Sailing", "we go sailing in July")
+    index = LexicalIndex(world.store, QUERIES)
+    assert index.refresh("alice", [memory]) == 0  # nothing built, nothing read
+    assert found(index, "sailing") == [str(memory)]  # the first search builds from the store
