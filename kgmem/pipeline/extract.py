@@ -25,6 +25,7 @@ from kgmem.memory.grounding import GroundingContext, GroundingResult, RefusalCod
 from kgmem.memory.model import (
     ClaimDraft,
     DraftMemory,
+    EntityDraft,
     EvidenceDraft,
     MemoryKind,
     SourceRecord,
@@ -59,6 +60,7 @@ EXTRACT_STAGE = "extract"
 class DropReason(StrEnum):
     SOURCE_NOT_SHOWN = "source_not_shown"  # cites a source that was not in what it was shown
     INVALID_DRAFT = "invalid_draft"  # well-typed, but not a valid memory draft
+    UNSUPPORTED_ALIAS = "unsupported_alias"  # an alias no quote gives together with the name
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,10 @@ def to_drafts(
     drafts: list[ExtractedDraft] = []
     dropped: list[DroppedClaim] = []
     for index, claim in enumerate(claims):
+        claim, unsupported = _evidenced_aliases(claim)
+        dropped += [
+            DroppedClaim(index, DropReason.UNSUPPORTED_ALIAS, why, claim) for why in unsupported
+        ]
         outcome = _to_draft(index, claim, rendered.ids, excluded)
         if isinstance(outcome, DroppedClaim):
             dropped.append(outcome)
@@ -177,6 +183,34 @@ def _to_draft(
         return DroppedClaim(index, DropReason.INVALID_DRAFT, why, claim)
 
 
+def _evidenced_aliases(claim: ExtractedClaim) -> tuple[ExtractedClaim, list[str]]:
+    """The claim with only the aliases a quote gives together with the name (an alias is an
+    identity claim too: "Robert, Bob to his friends" evidences it, a bare "Bob" does not)."""
+    quotes = [ev.quote.casefold() for ev in claim.evidence]
+    unsupported: list[str] = []
+    kept: dict[str, list[str]] = {}
+    for field, name in (("subject_aliases", claim.subject), ("object_aliases", claim.object)):
+        kept[field] = []
+        for alias in getattr(claim, field):
+            together = name is not None and any(
+                name.casefold() in q and alias.casefold() in q for q in quotes
+            )
+            if together:
+                kept[field].append(alias)
+            else:
+                unsupported.append(f"{alias!r} as another name of {name!r}: no quote gives both")
+    return claim.model_copy(update=kept), unsupported
+
+
+def _entities(claim: ExtractedClaim) -> tuple[EntityDraft, ...]:
+    pairs = ((claim.subject, claim.subject_aliases), (claim.object, claim.object_aliases))
+    return tuple(
+        EntityDraft(name=name, aliases=tuple(aliases))
+        for name, aliases in pairs
+        if name is not None and aliases
+    )
+
+
 def _title(claim: ExtractedClaim) -> str:
     if claim.statement.strip():
         return " ".join(claim.statement.split())[:200]
@@ -202,6 +236,7 @@ def _draft(claim: ExtractedClaim, sources: Sequence[URIRef]) -> DraftMemory:
         title=_title(claim),
         excerpt=" ".join(claim.statement.split())[:500],
         confidence=claim.confidence,
+        entities=_entities(claim),
         claims=(structured,),
         evidence=evidence,
         occurred_at=claim.occurred_at,
@@ -274,10 +309,15 @@ class ExtractStage:
             for d in result.drafts
         )
         dropped_claims = tuple(
-            Dropped(key=f"{item}#{d.index:03d}", stage=self.name, code=d.reason, message=d.message)
+            Dropped(key=_drop_key(item, d), stage=self.name, code=d.reason, message=d.message)
             for d in result.dropped
         )
         return ItemResult(value=Worklist(drafts=drafts, dropped=dropped_claims).to_json())
+
+
+def _drop_key(item: str, dropped: DroppedClaim) -> str:
+    key = f"{item}#{dropped.index:03d}"
+    return f"{key}/alias" if dropped.reason is DropReason.UNSUPPORTED_ALIAS else key
 
 
 def _valid_from(draft: DraftMemory, when: Mapping[str, datetime]) -> DraftMemory:

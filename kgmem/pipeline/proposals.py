@@ -65,6 +65,13 @@ class ExtractedClaim(_Model):
         default=None, description="ISO 8601; required for episodic claims, else null"
     )
     statement: str = Field(default="", description="the claim as one short plain sentence")
+    subject_aliases: list[str] = Field(
+        default_factory=list,
+        description="other names a quote itself gives the subject (Robert, 'Bob to friends')",
+    )
+    object_aliases: list[str] = Field(
+        default_factory=list, description="other names a quote itself gives the object"
+    )
     evidence: list[ExtractedEvidence] = Field(description="one or more quotes that state it")
     confidence: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
         description="0 to 1: how sure you are the quotes state exactly this claim"

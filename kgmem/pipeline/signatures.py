@@ -38,6 +38,9 @@ class ExtractClaims(dspy.Signature):
       one of them (by that name or an alias); otherwise use the name as the source writes it.
     - predicate: an ontology term as a CURIE (schema:worksFor, foaf:knows) when one obviously
       fits, otherwise a short lowerCamelCase phrase (prefersSeat). Do not invent prefixes.
+    - subject_aliases / object_aliases: only other names a quote itself gives the same person
+      or thing ("Robert, Bob to his friends"); an alias no quote states with the name is
+      discarded.
     - negated: true only when the source says the claim is NOT so ("I don't eat meat").
     - kind: semantic for facts and relations, procedural for how-tos, rules and preferences
       about how to do things, episodic for events at a time (then occurred_at is required).

@@ -216,3 +216,37 @@ def test_a_claim_contradicting_a_pinned_fact_is_quarantined_at_reconcile(
     found = memories(services)
     assert found["Alice was born on 1991-03-12"].graph == G.quarantine
     assert found["Alice was born on 1990-03-12"].confidence == pinned.confidence
+
+
+def test_an_alias_counts_only_when_a_quote_gives_it_with_the_name(
+    services: Services, clock: FixedClock
+) -> None:
+    text = "My neighbour Robert, Bob to his friends, is a dentist."
+    said = claims_reply(
+        claim(
+            "Robert",
+            "schema:jobTitle",
+            quote("S1", "Robert, Bob to his friends, is a dentist"),
+            value="dentist",
+            subject_aliases=["Bob", "Rob the Builder"],
+        )
+    )
+    engine = ScriptedEngine({ExtractClaims: [said]})
+    pipeline, record = _pass(services, clock, engine, ("user", text))
+    [dropped] = _dropped(pipeline, record)
+    assert (dropped.stage, dropped.code) == (StageName.EXTRACT, "unsupported_alias")
+    assert "Rob the Builder" in dropped.message
+    robert = entity_named(services, "Robert")
+    aliases = {str(q.object) for q in services.store.quads(G.kg, robert, KGM.alias)}
+    assert aliases == {"Bob"}
+    # a later conversation naming him only by the alias lands on the same entity
+    later = claims_reply(
+        claim("Bob", "schema:worksFor", quote("S1", "Bob works at Globex"), object="Globex")
+    )
+    engine.add(ExtractClaims, later)
+    clock.advance(timedelta(days=1))
+    _, second = _pass(services, clock, engine, ("user", "Bob works at Globex now."))
+    assert second.status is PassStatus.COMMITTED, second.error
+    employers = {q.object for q in services.store.quads(G.kg, robert, SDO.worksFor)}
+    assert employers == {entity_named(services, "Globex")}
+    assert list(services.store.quads(G.kg, None, KGM.name, Literal("Bob"))) == []
