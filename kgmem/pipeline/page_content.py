@@ -25,9 +25,21 @@ from kgmem.ontology import EffectiveOntology
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["RENDERER_VERSION", "FactLine", "MemoryLine", "PageInput", "read_page_input"]
+__all__ = [
+    "PAGE_FACTS",
+    "PAGE_MEMORIES",
+    "RENDERER_VERSION",
+    "FactLine",
+    "MemoryLine",
+    "PageInput",
+    "read_page_input",
+]
 
-RENDERER_VERSION = "1"  # part of the digest: a new page format re-renders every page once
+RENDERER_VERSION = "2"  # part of the digest: a new page format re-renders every page once
+#: A hub entity (the user themself) is about thousands of memories: its page shows the newest
+#: ones and says so. The queries fetch one row more than these to know (pages/*.rq).
+PAGE_MEMORIES = 200
+PAGE_FACTS = 400
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _RECORD_TYPES = frozenset({KGM.Entity, KGM.Shell})
 
@@ -68,6 +80,7 @@ class PageInput:
     types: tuple[str, ...] = ()  # labels
     facts: tuple[FactLine, ...] = ()
     memories: tuple[MemoryLine, ...] = ()
+    truncated: bool = False  # only the newest PAGE_MEMORIES memories and PAGE_FACTS claims
     citations: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -112,6 +125,8 @@ def read_page_input(
         return None
     memories = store.select(queries["pages/memories_about"], about)
     claims = store.select(queries["pages/entity_claims"], about)
+    truncated = len(memories) > PAGE_MEMORIES or len(claims) > PAGE_FACTS
+    memories, claims = memories[:PAGE_MEMORIES], claims[:PAGE_FACTS]
     cite = _citations([URIRef(r["memory"]) for r in (*memories, *claims)])
     types = [t for t in values[RDF.type] if isinstance(t, URIRef) and t not in _RECORD_TYPES]
     return PageInput(
@@ -123,6 +138,7 @@ def read_page_input(
         memories=_memories(
             memories, _steps(store.select(queries["pages/memory_steps"], about)), cite
         ),
+        truncated=truncated,
     )
 
 

@@ -70,6 +70,10 @@ def _body(page: PageInput) -> str:
         _section("How-tos and preferences", howtos),
         _section("History", events),
     ]
+    if page.truncated:
+        sections.append(
+            "_Only the newest memories are shown here; `kgmem memories list` has them all._"
+        )
     return "\n\n".join(sections)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from hashlib import sha256
 from typing import Any
@@ -16,6 +17,7 @@ from kgmem.errors import StageFailed
 from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Outcome
 from kgmem.memory.model import MemoryKind
+from kgmem.memory.records import record_quads
 from kgmem.ontology import OntologyService, ValidationService
 from kgmem.pipeline import (
     AuthorPage,
@@ -36,6 +38,7 @@ from kgmem.pipeline.author import (
     read_page_input,
     render_page,
 )
+from kgmem.pipeline.page_content import PAGE_MEMORIES
 from kgmem.pipeline.ports import PassPorts
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF
@@ -419,3 +422,36 @@ def test_malformed_commit_output_fails_the_stage(scene: Scene) -> None:
     state = PassState().with_output(StageName.COMMIT, {"entities": "not a list"})
     with pytest.raises(StageFailed, match="stage author: the commit output"):
         AuthorStage(scene.ports()).run(scene.ctx(), state)
+
+
+def test_a_hub_entity_page_shows_the_newest_memories_and_says_there_are_more(
+    scene: Scene,
+) -> None:
+    before = read_page_input(
+        scene.store, scene.queries, "alice", ALICE_IRI, scene.ontology.effective("alice")
+    )
+    assert before is not None and not before.truncated
+    # more memories about alice than a page shows: write them as the gate would, in bulk
+    template = scene.world.memory(scene.seat)  # active, about alice
+    quads: list[Quad] = []
+    for n in range(PAGE_MEMORIES + 1):
+        node = URIRef(f"https://w3id.org/kgmem/user/alice/memory/bulk{n:04d}")
+        record = replace(
+            template,
+            iri=node,
+            title=f"Bulk memory {n:04d}",
+            claims=(),
+            evidence=(),
+            recorded_at=NOW + timedelta(minutes=n),
+        )
+        quads += record_quads(record, ALICE.kg)
+    scene.store.commit(Changeset.of(quads))
+    page = read_page_input(
+        scene.store, scene.queries, "alice", ALICE_IRI, scene.ontology.effective("alice")
+    )
+    assert page is not None and page.truncated
+    assert len(page.memories) == PAGE_MEMORIES
+    titles = {m.title for m in page.memories}
+    assert f"Bulk memory {PAGE_MEMORIES:04d}" in titles  # the newest is shown
+    assert "Bulk memory 0000" not in titles  # the oldest is not
+    assert "`kgmem memories list` has them all" in render_page(page, LATER)
