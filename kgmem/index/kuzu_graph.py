@@ -131,7 +131,7 @@ class KuzuGraph:
         """Drop every row of ``uid`` and write ``rows``, in one transaction."""
         with self._transaction():
             for table in NODES:
-                self.run(f"MATCH (n:{table.name}) WHERE n.uid = $uid DETACH DELETE n", {"uid": uid})
+                self.run(table.delete_user(), {"uid": uid})
             self._write(uid, rows)
 
     def replace_nodes(self, uid: str, nodes: NodeSet, rows: UserRows) -> None:
@@ -149,10 +149,7 @@ class KuzuGraph:
             for table, iris, present in zip(NODES, sets, kept, strict=True):
                 gone = self._keys(uid, {str(i) for i in iris} - present)
                 if gone:
-                    self.run(
-                        f"MATCH (n:{table.name}) WHERE n.key IN $keys DETACH DELETE n",
-                        {"keys": gone},
-                    )
+                    self.run(table.delete_keys(), {"keys": gone})
             self._write(uid, rows)
 
     # -- reads -------------------------------------------------------------------------
@@ -169,7 +166,7 @@ class KuzuGraph:
     def users(self) -> set[str]:
         found: set[str] = set()
         for table in NODES:
-            found |= {row[0] for row in self.run(f"MATCH (n:{table.name}) RETURN DISTINCT n.uid")}
+            found |= {row[0] for row in self.run(table.uids())}
         return found
 
     def holding(self, uid: str, iris: Iterable[URIRef]) -> NodeSet:
@@ -178,12 +175,7 @@ class KuzuGraph:
         if not keys:
             return NodeSet()
         held = [
-            frozenset(
-                URIRef(r[0])
-                for r in self.run(
-                    f"MATCH (n:{t.name}) WHERE n.key IN $keys RETURN n.id", {"keys": keys}
-                )
-            )
+            frozenset(URIRef(r[0]) for r in self.run(t.ids_of_keys(), {"keys": keys}))
             for t in NODES
         ]
         return NodeSet(*held)

@@ -51,6 +51,18 @@ class NodeTable:
         columns = ", ".join(f"n.{c}" for c, _ in self.columns)
         return f"MATCH (n:{self.name}) WHERE n.uid = $uid RETURN n.id, {columns}"
 
+    def delete_user(self) -> str:
+        return f"MATCH (n:{self.name}) WHERE n.uid = $uid DETACH DELETE n"
+
+    def delete_keys(self) -> str:
+        return f"MATCH (n:{self.name}) WHERE n.key IN $keys DETACH DELETE n"
+
+    def ids_of_keys(self) -> str:
+        return f"MATCH (n:{self.name}) WHERE n.key IN $keys RETURN n.id"
+
+    def uids(self) -> str:
+        return f"MATCH (n:{self.name}) RETURN DISTINCT n.uid"
+
 
 @dataclass(frozen=True)
 class EdgeTable:
