@@ -102,6 +102,19 @@ class Settings:
     short_memory_cap: int = _setting(
         20, "Most short-memory notes one prompt context carries.", minimum=0, maximum=1000
     )
+    playbook_index_cap: int = _setting(
+        20,
+        "Most playbooks and procedures the playbook index of one prompt context lists.",
+        minimum=0,
+        maximum=1000,
+    )
+    context_budget_tokens: int = _setting(
+        2000,
+        "Token budget of one prompt context (estimated as characters / 4); profile first, "
+        "then short memory, then playbooks.",
+        minimum=200,
+        maximum=100000,
+    )
     stage_attempts: int = _setting(
         3, "Attempts per consolidation stage before recovery or abandonment.", minimum=1
     )
