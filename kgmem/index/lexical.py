@@ -27,6 +27,7 @@ from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
 from kgmem.index.lexical_docs import (
+    FIELD_WEIGHTS,
     STOPWORDS,
     LexicalDoc,
     analyze,
@@ -50,7 +51,8 @@ class _Shard:
     """One user's documents: postings (term -> {doc id: weighted tf}), BM25 length norms, and
     a timeline of the documents that have a moment (the rest have a validity period)."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights: Mapping[str, int]) -> None:
+        self.weights = weights
         self.docs: dict[str, LexicalDoc] = {}
         self.postings: dict[str, dict[str, int]] = {}
         self.lengths: dict[str, int] = {}
@@ -60,10 +62,11 @@ class _Shard:
         self.periods: set[str] = set()
         self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
         self.labels: dict[str, str] = {}
+        self.chats = _Conversations()
 
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)
-        counts = doc.terms()
+        counts = doc.terms(self.weights)
         for term, tf in counts.items():
             self.postings.setdefault(term, {})[doc.id] = tf
         self.docs[doc.id] = doc
@@ -76,12 +79,15 @@ class _Shard:
             self.periods.add(doc.id)
         if doc.kind == "note" and doc.path is not None:
             self.note_paths[doc.path] = doc.id
+        self.chats.add(doc.chats, counts)
 
     def remove(self, doc_id: str) -> LexicalDoc | None:
         doc = self.docs.pop(doc_id, None)
         if doc is None:
             return None
-        for term in doc.terms():
+        counts = doc.terms(self.weights)
+        self.chats.remove(doc.chats, counts)
+        for term in counts:
             posting = self.postings[term]
             del posting[doc_id]
             if not posting:
@@ -130,11 +136,69 @@ class _Shard:
         return found + [d for i in self.periods if (d := self.docs[i]).overlaps(start, end)]
 
 
+class _Conversations:
+    """BM25 over whole chats: each chat is the sum of the memories quoting its messages, so
+    a query can tell which conversation it is about even when no single memory holds all
+    its words. Kept incrementally (a chat may have thousands of memories)."""
+
+    def __init__(self) -> None:
+        self.postings: dict[str, dict[str, int]] = {}
+        self.lengths: dict[str, int] = defaultdict(int)
+        self.members: dict[str, int] = defaultdict(int)
+
+    def add(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
+        for chat in chats:
+            self.members[chat] += 1
+            for term, tf in counts.items():
+                posting = self.postings.setdefault(term, {})
+                posting[chat] = posting.get(chat, 0) + tf
+                self.lengths[chat] += tf
+
+    def remove(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
+        for chat in chats:
+            for term, tf in counts.items():
+                posting = self.postings[term]
+                posting[chat] -= tf
+                if not posting[chat]:
+                    del posting[chat]
+                    if not posting:
+                        del self.postings[term]
+                self.lengths[chat] -= tf
+            self.members[chat] -= 1
+            if not self.members[chat]:
+                del self.members[chat], self.lengths[chat]
+
+    def score(self, terms: Iterable[str]) -> dict[str, float]:
+        """BM25 of every chat matching any of ``terms``, divided by the best (0..1]."""
+        n = len(self.lengths)
+        if not n:
+            return {}
+        average = sum(self.lengths.values()) / n
+        acc: dict[str, float] = defaultdict(float)
+        for term in set(terms):
+            posting = self.postings.get(term, {})
+            weight = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5)) * (_K1 + 1)
+            for chat, tf in posting.items():
+                norm = _K1 * (1 - _B + _B * self.lengths[chat] / max(average, 1.0))
+                acc[chat] += weight * tf / (tf + norm)
+        best = max(acc.values(), default=0.0)
+        return {chat: value / best for chat, value in acc.items()} if best else {}
+
+
 class LexicalIndex:
     """BM25 over each user's memories, pages and external notes; thread-safe."""
 
-    def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        *,
+        field_weights: Mapping[str, int] | None = None,
+    ) -> None:
+        """``field_weights`` overrides the weight of a field's words (see ``FIELD_WEIGHTS``;
+        0 leaves the field out): the recall benchmarks use it to measure what a field adds."""
         self._store, self._queries = store, queries
+        self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
         self._shards: dict[str, _Shard] = {}
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()
@@ -146,7 +210,7 @@ class LexicalIndex:
         with self._lock:
             self._building.setdefault(uid, [])
         try:
-            shard = _Shard()
+            shard = _Shard(self._weights)
             for doc in (*self._load(uid, shard, "all", None), *self._notes(uid, {})):
                 shard.add(doc)
             shard.calibrate(force=True)
@@ -182,6 +246,12 @@ class LexicalIndex:
         """BM25 of every document of ``uid`` that matches any of the analyzed ``terms``."""
         with self._lock:
             return self._shard(uid).score(terms)
+
+    def chat_scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
+        """How well each of ``uid``'s chats as a whole matches ``terms``, relative to the
+        best chat (0..1]; see :class:`_Conversations`."""
+        with self._lock:
+            return self._shard(uid).chats.score(terms)
 
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
         with self._lock:
@@ -225,6 +295,12 @@ class LexicalIndex:
                 docs[iri] = kind
             elif kind == "note":
                 notes.add(iri)
+            elif kind == "msg":  # a message quoted by a memory, or next to one quoted
+                query, message = self._queries["index/lexical_adjacent"], URIRef(iri)
+                bindings = {"sources": graphs.sources, "message": message}
+                for graph in (graphs.kg, graphs.quarantine):
+                    for row in self._store.select(query, {"graph": graph, **bindings}):
+                        docs[str(row["memory"])] = "memory"
             elif kind == "entity":
                 query, entity = self._queries["index/lexical_related"], URIRef(iri)
                 for graph in (graphs.kg, graphs.quarantine):
@@ -270,7 +346,8 @@ class LexicalIndex:
         rows = self._store.select(self._queries["index/lexical_memories"], {"graph": graph, **one})
         if not rows:
             return []
-        bindings = {"graph": graph, "kg": UserGraphs(uid).kg, **one}
+        graphs = UserGraphs(uid)
+        bindings = {"graph": graph, "kg": graphs.kg, "sources": graphs.sources, **one}
         pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for row in self._store.select(self._queries["index/lexical_memory_texts"], bindings):
             field, term = str(row["field"]), row.get("term")

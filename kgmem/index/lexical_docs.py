@@ -4,6 +4,7 @@ filters and ranks on."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import defaultdict
@@ -12,11 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
+import snowballstemmer  # type: ignore[import-untyped]
 from rdflib import Literal
 
 from kgmem.store import Row
 
 __all__ = [
+    "FIELD_WEIGHTS",
     "STOPWORDS",
     "LexicalDoc",
     "analyze",
@@ -43,8 +46,19 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
-_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2}  # every other field weighs 1
+FIELD_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2}  # every other field weighs 1
 _T = TypeVar("_T")
+_SNOWBALL = snowballstemmer.stemmer("english")
+# A time the text itself states: relative ("last Friday", "two weeks ago") or absolute ("may"
+# is left out: it is far more often a verb).
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
+_TIME_MENTION = re.compile(
+    rf"\b(yesterday|today|tonight|tomorrow|recently|ago|(last|next|this) (night|morning|week|"
+    rf"weekend|month|year|summer|winter|spring|fall|autumn|{_DAYS})|{_DAYS}|{_MONTHS}|"
+    r"(19|20)\d\d)\b",
+    re.IGNORECASE,
+)
 
 
 def words(text: str) -> list[str]:
@@ -60,27 +74,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(folded)
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def stem(word: str) -> str:
-    """A light English stemmer: plurals, -ing, -ed and a final e (the same rule on both sides).
+    """The English Snowball (Porter 2) stem of a lower-cased word; cached, as a user's
+    vocabulary is small and the stemmer is pure Python.
 
-    >>> [stem(w) for w in ("meetings", "running", "companies", "moved", "move", "boxes")]
-    ['meet', 'run', 'company', 'mov', 'mov', 'box']
+    >>> [stem(w) for w in ("meetings", "running", "collaborate", "collaboration", "moved")]
+    ['meet', 'run', 'collabor', 'collabor', 'move']
     """
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        base = word[: -len(suffix)]
-        if word.endswith(suffix) and len(base) >= 3 and not base.endswith("e"):
-            if any(c in "aeiouy" for c in base):
-                word = base[:-1] if base[-1] == base[-2] and base[-1] not in "lsz" else base
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+    return str(_SNOWBALL.stemWord(word))
 
 
 def analyze(text: str) -> list[str]:
@@ -112,6 +114,10 @@ class LexicalDoc:
     occurred_at: datetime | None = None
     valid_from: datetime | None = None
     valid_until: datetime | None = None
+    chats: tuple[str, ...] = ()  # the chats of the messages it quotes
+    names: frozenset[str] = frozenset()  # index terms of the names of what it is about
+    states_time: bool = False  # its own text says when ("yesterday", "last May", "2023")
+    asks: bool = False  # its own text is a question ("Did you make it?")
 
     @property
     def moment(self) -> datetime | None:
@@ -129,11 +135,13 @@ class LexicalDoc:
             start is None or self.valid_until is None or self.valid_until > start
         )
 
-    def terms(self) -> dict[str, int]:
-        """Weighted term frequencies over every field."""
+    def terms(self, weights: Mapping[str, int] = FIELD_WEIGHTS) -> dict[str, int]:
+        """Weighted term frequencies over every field (a field of weight 0 is left out)."""
         counts: dict[str, int] = defaultdict(int)
         for name, text in self.fields:
-            weight = _WEIGHTS.get(name, 1)
+            weight = weights.get(name, 1)
+            if not weight:
+                continue
             for term in analyze(text):
                 counts[term] += weight
         return counts
@@ -168,10 +176,11 @@ def _first_line(text: str) -> str:
 
 def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
     fields = [(name, _text(row, name)) for name in ("title", "excerpt", "body")]
-    for name in ("tag", "entity", "claim", "predicate", "quote"):
+    for name in ("tag", "entity", "claim", "predicate", "quote", "context", "reply"):
         text = "\n".join(sorted(set(pieces.get(name, ()))))  # rows come in any order
         fields.append(("claim" if name == "predicate" else name, text))
     quotes = "\n".join(sorted(pieces.get("quote", ())))
+    own = " ".join(text for name, text in fields if name in ("title", "body", "quote"))
     return LexicalDoc(
         id=str(row["memory"]),
         kind="memory",
@@ -192,6 +201,10 @@ def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
         occurred_at=_get(row, "occurredAt", datetime),
         valid_from=_get(row, "validFrom", datetime),
         valid_until=_get(row, "validUntil", datetime),
+        chats=tuple(sorted(set(pieces.get("chat", ())))),
+        names=frozenset(analyze(" ".join(pieces.get("entity", ())))),
+        states_time=_TIME_MENTION.search(own) is not None,
+        asks=(_text(row, "body") or quotes).rstrip().endswith("?"),
     )
 
 

@@ -9,7 +9,14 @@
   every 30 days since the latest of recorded, last used and occurred; strength is the memory's
   current (decayed) strength over 2; usage is log(1 + uses) / log(11), capped at 1. Pages and
   notes take a fresh memory's values (strength 1, confidence 0.8) so they are not penalized;
-- temporal: 1.5 when the query names a period the document falls in, else 1.
+- temporal: 1.5 when the query names a period the document falls in, else 1;
+- context = (1 + w_named*named) x (1 + w_conversation*conversation) x (1 + w_when*when):
+  named when the query names an entity the memory is about (by a word of its name or
+  alias), conversation the BM25 of the query against the whole chat the memory quotes,
+  relative to the best chat (0..1: "which conversation is this about"), when 1 if the query
+  asks when and the memory's own text says when ("yesterday", "last Friday", "2023");
+- interrogative: (1 - w_question) for a memory that is itself a question ("Did you make
+  it?") when the query is one: a question rarely answers another.
 
 The prior spans about 0.9..2.0: it reorders near-equal matches by how useful the memory has
 been, but a pinned, much-cited memory that barely matches cannot bury one that matches well.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,7 +38,7 @@ from kgmem.memory.records import MemoryRecord
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.temporal import TimeCue
 
-__all__ = ["RankWeights", "explain_match", "prior", "temporal"]
+__all__ = ["QueryContext", "RankWeights", "context", "explain_match", "prior", "temporal"]
 
 _DAY = 86400.0
 _ANONYMOUS = URIRef("urn:kgmem:anonymous")
@@ -44,14 +52,29 @@ class RankWeights:
     confidence: float = 0.20
     pinned: float = 0.25
     temporal: float = 1.5
+    named: float = 0.35
+    conversation: float = 1.0
+    when: float = 0.5
+    question: float = 0.2
     recency_half_life_days: float = 30.0
     fresh_confidence: float = 0.8  # what pages and notes count as
 
     @property
     def ceiling(self) -> float:
-        """The largest prior any document can have."""
+        """The largest prior x context factor any document can have."""
         top = self.recency + self.strength + self.usage + self.pinned
-        return 1 + top + self.confidence * 0.5
+        context = (1 + self.named) * (1 + self.conversation) * (1 + self.when)
+        return (1 + top + self.confidence * 0.5) * context
+
+
+@dataclass(frozen=True)
+class QueryContext:
+    """What the ranking knows of the query beyond its words' BM25."""
+
+    terms: frozenset[str]  # the query's index terms
+    chats: Mapping[str, float]  # chat -> how well the whole chat matches (0..1]
+    asks_when: bool
+    is_question: bool = False
 
 
 @functools.lru_cache(maxsize=65536)
@@ -118,6 +141,22 @@ def temporal(doc: LexicalDoc, cue: TimeCue | None, weights: RankWeights) -> tupl
         return 1.0, ""
     verb = "happened" if doc.occurred_at else "held" if doc.valid_from else "recorded"
     return weights.temporal, f"{verb} {cue.text}"
+
+
+def context(doc: LexicalDoc, query: QueryContext, weights: RankWeights) -> tuple[float, list[str]]:
+    """The context factor of ``doc`` for ``query`` (see the module docstring), and why."""
+    factor, why = 1.0, []
+    if doc.names and not doc.names.isdisjoint(query.terms):
+        factor *= 1 + weights.named
+        why.append("about what the query names")
+    chat = max((query.chats.get(c, 0.0) for c in doc.chats), default=0.0)
+    factor *= 1 + weights.conversation * chat  # "matched ... in context" says it already
+    if query.asks_when and doc.states_time:
+        factor *= 1 + weights.when
+        why.append("says when")
+    if query.is_question and doc.asks:
+        factor *= 1 - weights.question
+    return factor, why
 
 
 def explain_match(doc: LexicalDoc, words: dict[str, str], limit: int = 4) -> list[str]:

@@ -11,7 +11,7 @@ runs again.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from rdflib import Literal, URIRef
@@ -25,8 +25,15 @@ from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.cite import Citation, cite
 from kgmem.retrieval.errors import InvalidSearch
 from kgmem.retrieval.filters import SearchFilters, TimeRange, check_entity
-from kgmem.retrieval.ranking import RankWeights, explain_match, prior, temporal
-from kgmem.retrieval.temporal import TimeCue, find_time_cue
+from kgmem.retrieval.ranking import (
+    QueryContext,
+    RankWeights,
+    context,
+    explain_match,
+    prior,
+    temporal,
+)
+from kgmem.retrieval.temporal import TimeCue, asks_when, find_time_cue, is_question
 from kgmem.store import QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
@@ -66,12 +73,16 @@ class MemorySearch:
         weights: RankWeights | None = None,
         max_query_chars: int = 2000,
         max_k: int = 100,
+        before_read: Callable[[str], object] | None = None,
     ) -> None:
+        """``before_read(uid)`` runs before each search and citation: the process passes the
+        change feed's drain, so a search reads the writes that came before it."""
         self._store, self._queries, self._index = store, queries, index
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
         self._weights = weights or RankWeights()
         self._max_chars, self._max_k = max_query_chars, max_k
+        self._before_read = before_read
 
     def memory_search(
         self,
@@ -93,14 +104,22 @@ class MemorySearch:
         """
         UserGraphs(uid)  # a malformed uid is a GraphNameError before anything is read
         text, k = self._check_query(query), self._check_k(k)
+        if self._before_read is not None:
+            self._before_read(uid)
         filters = SearchFilters.of(kinds, tags, time_range, statuses)
         if entity is not None:
             filters = replace(filters, entities=self._entities(uid, check_entity(entity)))
         cue = find_time_cue(text, self._clock.now())
         lexical = text if cue is None else text[: cue.span[0]] + " " + text[cue.span[1] :]
         stems = _stems(lexical)
+        asked = QueryContext(
+            frozenset(stems),
+            self._index.chat_scores(uid, stems),
+            asks_when(text),
+            is_question(text),
+        )
         for _ in range(2):  # once more if the store showed the index a stale document
-            hits, stale = self._search(uid, stems, filters, cue, k)
+            hits, stale = self._search(uid, stems, asked, filters, cue, k)
             if stale:
                 self._index.refresh(uid, stale)
             else:
@@ -110,6 +129,8 @@ class MemorySearch:
     def memory_cite(self, uid: str, id: str) -> Citation:
         """The agent used memory or page ``id``: its use count (and a memory's strength and
         last use) go up in the store, and the index follows, so ranking changes."""
+        if self._before_read is not None:
+            self._before_read(UserGraphs(uid).uid)
         return cite(self._store, self._queries, self._index, self._lifecycle, uid, id)
 
     # -- arguments -----------------------------------------------------------------------
@@ -141,7 +162,13 @@ class MemorySearch:
     # -- ranking -------------------------------------------------------------------------
 
     def _search(
-        self, uid: str, stems: dict[str, str], filters: SearchFilters, cue: TimeCue | None, k: int
+        self,
+        uid: str,
+        stems: dict[str, str],
+        query: QueryContext,
+        filters: SearchFilters,
+        cue: TimeCue | None,
+        k: int,
     ) -> tuple[list[SearchHit], list[str]]:
         scores = self._index.scores(uid, stems)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
@@ -150,7 +177,7 @@ class MemorySearch:
                 scores.setdefault(doc.id, floor)
         hits: list[SearchHit] = []
         stale: list[str] = []
-        for score, doc, why in self._rank(uid, scores, filters, cue, k):
+        for score, doc, why in self._rank(uid, scores, query, filters, cue, k):
             if len(hits) == k:
                 break
             if self._live(uid, doc):
@@ -163,6 +190,7 @@ class MemorySearch:
         self,
         uid: str,
         scores: dict[str, float],
+        query: QueryContext,
         filters: SearchFilters,
         cue: TimeCue | None,
         k: int,
@@ -184,9 +212,10 @@ class MemorySearch:
             best = best or -negative
             boost, why = prior(doc, now, self._strength, weights)
             factor, when = temporal(doc, cue, weights)
-            score = -negative / best * boost * factor
+            fit, how = context(doc, query, weights)
+            score = -negative / best * boost * factor * fit
             heapq.heappushpop(kept, score)
-            ranked.append((score, doc, [when, *why] if when else why))
+            ranked.append((score, doc, [when, *how, *why] if when else [*how, *why]))
         ranked.sort(key=lambda r: (-r[0], r[1].id))
         return ranked
 

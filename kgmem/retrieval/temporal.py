@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-__all__ = ["TimeCue", "find_time_cue"]
+__all__ = ["TimeCue", "asks_when", "find_time_cue", "is_question"]
 
 _MONTHS = {
     name: number
@@ -167,3 +167,35 @@ def find_time_cue(query: str, now: datetime) -> TimeCue | None:
     if not found:
         return None
     return min(found, key=lambda c: (c.span[0], c.span[0] - c.span[1]))
+
+
+_ASKS_WHEN = re.compile(
+    r"^\W*(since )?(when|what (year|month|date|day|time)|how long ago"
+    r"|which (year|month|day|date))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks for a time.
+
+    >>> asks_when("When did Ana move to Lisbon?"), asks_when("Where does Ana live?")
+    (True, False)
+    """
+    return _ASKS_WHEN.search(query) is not None
+
+
+_QUESTION = re.compile(
+    r"^\W*(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could"
+    r"|would|will|should|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(query: str) -> bool:
+    """Whether the query is a question (ends with "?" or opens like one).
+
+    >>> is_question("What did Ana paint?"), is_question("Ana painting")
+    (True, False)
+    """
+    return query.rstrip().endswith("?") or _QUESTION.search(query) is not None

@@ -27,12 +27,12 @@ def found(index: LexicalIndex, text: str, uid: str = "alice") -> list[str]:
 @pytest.mark.parametrize(
     ("text", "terms"),
     [
-        ("The Meetings were RUNNING late", ["meet", "run", "lat"]),
-        ("Café Müller's naïve façade", ["caf", "muller", "naiv", "facad"]),
-        ("companies, boxes and classes", ["company", "box", "class"]),
-        ("moved / move / moving", ["mov", "mov", "mov"]),
+        ("The Meetings were RUNNING late", ["meet", "run", "late"]),
+        ("Café Müller's naïve façade", ["cafe", "muller", "naiv", "facad"]),
+        ("companies, boxes and classes", ["compani", "box", "class"]),
+        ("moved / move / moving", ["move", "move", "move"]),
         ("東京 tower 2023", ["東京", "tower", "2023"]),
-        ("snake_case and camelCase", ["snak", "cas", "camelcas"]),
+        ("snake_case and camelCase", ["snake", "case", "camelcas"]),
         ("don't we'll", ["don"]),
         ("what is this, and who are you?", []),
     ],

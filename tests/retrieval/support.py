@@ -21,8 +21,9 @@ QUERIES = QueryRegistry.load()
 
 
 def remember(world: World, title: str, said: str, **extra: Any) -> URIRef:
-    """An active memory of alice titled ``title``, grounded in her message ``said``."""
-    msg = world.say("user", said)
+    """An active memory of alice titled ``title``, grounded in her message ``said`` (in a
+    chat of its own, so no memory reads another's message as its context)."""
+    msg = world.say("user", said, chat=f"chat-{world.turn}")
     draft = {"kind": "semantic", "title": title, "confidence": 0.9}
     draft |= {"evidence": [{"source": msg, "quote": said}], **extra}
     [item] = world.draft(draft)
