@@ -26,7 +26,8 @@ def create_app(
     """Build the services once (or take the given ones) and the routes that use them.
 
     Start-up errors (broken query or shapes file, locked or corrupt store) raise here,
-    before the server accepts a connection.
+    before the server accepts a connection; so does the projections' start-up check (see
+    :mod:`kgmem.api.services`).
     """
     built = services or build_services(settings, clock=clock)
 
@@ -35,8 +36,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         log.info("kgmem serving from %s", built.store.location)
-        jobs.start()
         try:
+            # the projections were levelled with the store in build_services; the search
+            # index is built now so no first search pays for it
+            users = built.warm()
+            log.info("search index built for %d users", users)
+            jobs.start()
             yield
         finally:
             jobs.stop()  # before the store closes: no job may run on a closed store

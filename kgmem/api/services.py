@@ -1,12 +1,40 @@
-"""The services one kgmem process builds once and passes down."""
+"""The services one kgmem process builds once and passes down.
+
+Start-up (:func:`build_services`) also brings the projections level with the store, in every
+process that opens it (the server, and the command line when no server runs), so a write
+from either reaches them and a forget from either purges them:
+
+1. the Kùzu projection opens (a damaged database is moved aside and rebuilt from the store);
+2. the change feed attaches to the store: from here on every commit carries its outbox entry;
+3. the outbox a stopped or crashed process left is drained;
+4. every user's projection is compared with the store (counts and checksums per table) and
+   rebuilt where they differ: drift the outbox cannot explain (rows lost or changed behind
+   the projection's back) is repaired too;
+5. the feed drains in the background from then on.
+
+The lexical index lives in memory and is built per user on first use; the server warms it
+(:meth:`Services.warm`) before it takes requests.
+"""
 
 from __future__ import annotations
 
+import logging
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
+from kgmem.index import (
+    ChangeFeed,
+    KuzuProjection,
+    LexicalIndex,
+    OpenReport,
+    ReconcileReport,
+    StoreReader,
+)
 from kgmem.memory import Lifecycle, ShortMemoryPolicy, SourceStore, WriteGate
 from kgmem.ontology import (
     LoadReport,
@@ -19,9 +47,32 @@ from kgmem.ontology import (
 from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
+from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, PromptContext
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore
 
-__all__ = ["Services", "build_services"]
+__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
+
+log = logging.getLogger("kgmem.api")
+
+
+def index_dir(settings: Settings) -> Path:
+    """Where the graph projection lives (``kgmem index`` uses the same directory)."""
+    return settings.home / "index" / "kuzu"
+
+
+@dataclass(frozen=True)
+class IndexStartup:
+    """What start-up found: how the projection opened, how many outbox entries the previous
+    process left (and were drained), and each user's comparison with the store."""
+
+    opened: OpenReport
+    drained: int
+    reconciled: tuple[ReconcileReport, ...]
+
+    @property
+    def repaired(self) -> tuple[str, ...]:
+        """Users whose projection differed from the store and was rebuilt."""
+        return tuple(r.uid for r in self.reconciled if r.repaired)
 
 
 @dataclass
@@ -38,10 +89,34 @@ class Services:
     lifecycle: Lifecycle
     models: ModelSet
     consolidation: Consolidation
+    projection: KuzuProjection
+    lexical: LexicalIndex
+    feed: ChangeFeed
+    search: MemorySearch
+    retrieval: MemoryRetrieval
+    context: PromptContext
+    index: IndexStartup
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
+    owns_store: bool = True
+    scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
+
+    def warm(self) -> int:
+        """Build every user's lexical index now rather than on the first search; how many
+        users."""
+        users = sorted(StoreReader(self.store, self.queries).users())
+        for uid in users:
+            self.lexical.rebuild(uid)
+        return len(users)
 
     def close(self) -> None:
-        self.store.close()
+        """Stop the feed (what is left in the outbox waits for the next start), close the
+        projection, then the store if these services opened it."""
+        self.feed.detach()
+        self.projection.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.owns_store:
+            self.store.close()
 
 
 def build_services(
@@ -52,10 +127,13 @@ def build_services(
     store: TripleStore | None = None,
 ) -> Services:
     """Parse every query and shape file, then open the store: nothing is written to disk
-    unless all the inputs are sound.
+    unless all the inputs are sound. Then open the projections and bring them level with
+    the store (see the module docstring).
 
     ``store``, when given, is an already-open store the caller owns (the CLI opens one with
-    :func:`kgmem.cli.common.local_store`); it is not closed if start-up fails.
+    :func:`kgmem.cli.common.local_store`); it is not closed if start-up fails, nor by
+    :meth:`Services.close`. ``in_memory`` keeps the store in memory and the projection in a
+    temporary directory.
     """
     queries = QueryRegistry.load()
     files = bundled_files(settings.shapes_dir)
@@ -63,9 +141,24 @@ def build_services(
     owned = store is None
     if store is None:
         store = _open_store(settings, in_memory)
+    scratch = Path(tempfile.mkdtemp(prefix="kgmem-index-")) if in_memory else None
+    projection: KuzuProjection | None = None
+    feed: ChangeFeed | None = None
     try:
         report = ensure_bundled(store, queries, files)
-    except Exception:
+        projection = KuzuProjection(
+            index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
+        )
+        lexical = LexicalIndex(store, queries)
+        feed = ChangeFeed(store, queries, [projection, lexical])
+        startup = _level(projection, feed)
+    except BaseException:
+        if feed is not None:
+            feed.detach()
+        if projection is not None:
+            projection.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         if owned:
             store.close()
         raise
@@ -78,21 +171,51 @@ def build_services(
     models = ModelSet.from_settings(settings)
     ports = PassPorts(ontology, validation, sources, gate, models)
     consolidation = Consolidation(store, queries, clock, settings, ports)
+    search = MemorySearch(store, queries, lexical, clock, lifecycle, before_read=feed.drain)
+    retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)
+    context = PromptContext(store, queries, clock, ContextLimits.from_settings(settings))
+    feed.start()
     return Services(
-        settings,
-        store,
-        queries,
-        clock,
-        report,
-        ontology,
-        validation,
-        sources,
-        gate,
-        lifecycle,
-        models,
-        consolidation,
-        clock.now(),
+        settings=settings,
+        store=store,
+        queries=queries,
+        clock=clock,
+        bundled=report,
+        ontology=ontology,
+        validation=validation,
+        sources=sources,
+        gate=gate,
+        lifecycle=lifecycle,
+        models=models,
+        consolidation=consolidation,
+        projection=projection,
+        lexical=lexical,
+        feed=feed,
+        search=search,
+        retrieval=retrieval,
+        context=context,
+        index=startup,
+        started_at=clock.now(),
+        owns_store=owned,
+        scratch=scratch,
     )
+
+
+def _level(projection: KuzuProjection, feed: ChangeFeed) -> IndexStartup:
+    """Steps 2-4 of start-up: attach the feed, drain what was left, reconcile every user."""
+    feed.attach()
+    drains = feed.drain_all()
+    for failed in (d for d in drains if not d.ok):
+        log.warning("outbox of %s not drained at start-up: %s failed", failed.uid, failed.failed)
+    reconciled = tuple(projection.reconcile_all())
+    repaired = [r.uid for r in reconciled if r.repaired]
+    if repaired or projection.opened.recovered:
+        log.warning(
+            "graph projection: %s; rebuilt users %s",
+            projection.opened.reason or "drift found",
+            ", ".join(repaired or projection.opened.rebuilt),
+        )
+    return IndexStartup(projection.opened, sum(d.drained for d in drains), reconciled)
 
 
 def _open_store(settings: Settings, in_memory: bool) -> TripleStore:

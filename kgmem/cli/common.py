@@ -68,4 +68,8 @@ def local_services(settings: Settings, purpose: str, *, create: bool = False) ->
     :func:`kgmem.api.services.build_services`, so the CLI and the server decide alike.
     """
     with local_store(settings, purpose, create=create) as store:
-        yield build_services(settings, store=store)
+        services = build_services(settings, store=store)
+        try:
+            yield services
+        finally:
+            services.close()  # the feed and the projection; local_store closes the store

@@ -4,7 +4,8 @@ The graph projection (:class:`GraphProjection`, on Kùzu as :class:`KuzuProjecti
 every user's entities, memories, pages and sources with the edges between them; it is
 rebuilt and checked from the store, never written without a store change behind it. The
 lexical index (:class:`LexicalIndex`, BM25 over memories, pages and notes) is rebuilt in
-memory per user on first use and refreshed node by node.
+memory per user on first use and refreshed node by node. The change feed
+(:class:`ChangeFeed`) feeds both from every commit, through an outbox written in the commit.
 """
 
 from kgmem.index.base import (
@@ -17,6 +18,7 @@ from kgmem.index.base import (
     ReconcileReport,
     TableFingerprint,
 )
+from kgmem.index.feed import ChangeFeed, DrainReport, FeedTarget
 from kgmem.index.kuzu import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
 from kgmem.index.reader import NodeSet, StoreReader
@@ -24,6 +26,9 @@ from kgmem.index.rows import TABLES, UserRows, fingerprint_of
 
 __all__ = [
     "TABLES",
+    "ChangeFeed",
+    "DrainReport",
+    "FeedTarget",
     "Fingerprint",
     "GraphProjection",
     "KuzuProjection",

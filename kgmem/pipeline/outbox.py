@@ -1,7 +1,9 @@
-"""The projection outbox: what a committed pass changed, written in the commit's transaction.
+"""A pass's outbox record: what a committed pass changed, written in the commit's transaction.
 
-Projections (the Kùzu graph, the search index, the vault) read entries from the user's ops
-graph and refresh the listed nodes; they never learn about a change any other way.
+The record stays in the user's ops graph with the pass, for status and history. Projections
+are not fed from it: every commit, a pass's included, carries its own entry in the user's
+outbox graph through the store's commit hook (:mod:`kgmem.index.feed`), which the projections
+drain.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Terms are rdflib terms (``URIRef``, ``BNode``, ``Literal``) so nothing above an adapter sees a
 backend's own types. Every write is one atomic call: :meth:`TripleStore.commit` of a
 :class:`Changeset`, or :meth:`TripleStore.update` of one named update.
+
+A :class:`CommitHook` sees every changeset before it is committed and may add quads to the
+same atomic write (the projections' outbox is written this way, whoever the writer is), and
+is told once the write is done.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = [
     "AskResult",
     "Bindings",
     "Changeset",
+    "CommitHook",
     "Dataset",
     "GraphResult",
     "Quad",
@@ -73,6 +78,28 @@ class Changeset:
 
     def __bool__(self) -> bool:
         return bool(self.add or self.remove or self.drop_graphs)
+
+    def merged(self, other: Changeset) -> Changeset:
+        """Both changes as one (``other``'s drops, removals and additions after ours)."""
+        return Changeset(
+            self.add + other.add, self.remove + other.remove, self.drop_graphs + other.drop_graphs
+        )
+
+
+class CommitHook(Protocol):
+    """Sees every commit of a store it is added to (:meth:`TripleStore.add_hook`)."""
+
+    def before_commit(self, changes: Changeset) -> Changeset:
+        """What to write in the same atomic commit as ``changes`` (empty for nothing).
+
+        Called with the store's write lock held; raising aborts the commit.
+        """
+        ...
+
+    def after_commit(self, changes: Changeset) -> None:
+        """``changes`` are committed; called once the write lock is released (after the
+        outermost :meth:`TripleStore.transaction`). Errors are logged, never raised."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -131,8 +158,19 @@ class TripleStore(Protocol):
         ...
 
     def commit(self, changes: Changeset) -> None:
-        """Apply ``changes`` atomically: all of it or none of it."""
+        """Apply ``changes`` atomically: all of it or none of it, with what every hook adds."""
         ...
+
+    def add_hook(self, hook: CommitHook) -> None:
+        """Run ``hook`` on every later :meth:`commit` (and so every transaction).
+
+        Named updates (:meth:`update`) and :meth:`load` run no hooks: what an update changed
+        is not known before it runs (its caller refreshes what it needs: memory_cite, the
+        index entry of the page it counted), and loads are for catalogue files.
+        """
+        ...
+
+    def remove_hook(self, hook: CommitHook) -> None: ...
 
     def transaction(self) -> AbstractContextManager[Transaction]:
         """Hold the write lock while reading and building one changeset; commit on exit."""

@@ -10,6 +10,10 @@
 | ``urn:kgmem:user:{uid}:proposal:{pass}``| one consolidation pass's virtual entity set|
 | ``urn:kgmem:user:{uid}:quarantine``     | suspect and rejected facts                 |
 | ``urn:kgmem:user:{uid}:ops``            | passes, checkpoints, decisions, usage      |
+| ``urn:kgmem:user:{uid}:outbox``         | commits the projections have yet to read   |
+
+The outbox is machinery, not the user's content: it is not among :attr:`UserGraphs.standing`
+and is empty whenever the projections have caught up.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class GraphKind(StrEnum):
     PROPOSAL = "proposal"
     QUARANTINE = "quarantine"
     OPS = "ops"
+    OUTBOX = "outbox"
 
 
 _USER_KINDS = {
@@ -56,6 +61,7 @@ _USER_KINDS = {
     GraphKind.SOURCES,
     GraphKind.QUARANTINE,
     GraphKind.OPS,
+    GraphKind.OUTBOX,
 }
 
 
@@ -120,12 +126,17 @@ class UserGraphs:
     def ops(self) -> URIRef:
         return self._graph(GraphKind.OPS)
 
+    @property
+    def outbox(self) -> URIRef:
+        """What committed changes the projections (index, search) have not read yet."""
+        return self._graph(GraphKind.OUTBOX)
+
     def proposal(self, pass_id: str) -> URIRef:
         return URIRef(f"{_PREFIX}user:{self.uid}:proposal:{check_id(pass_id, 'pass id')}")
 
     @property
     def standing(self) -> tuple[URIRef, ...]:
-        """The user's long-lived graphs (every graph but proposals)."""
+        """The user's long-lived graphs (every graph but proposals and the outbox)."""
         return (self.schema, self.kg, self.sources, self.quarantine, self.ops)
 
     def owns(self, graph: URIRef) -> bool:

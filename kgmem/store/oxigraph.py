@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from kgmem.store.base import (
     AskResult,
     Bindings,
     Changeset,
+    CommitHook,
     Dataset,
     GraphResult,
     Quad,
@@ -52,6 +54,8 @@ _FORMATS = {
 _XSD_STRING = str(XSD.string)
 _T = TypeVar("_T")
 _LANG_STRING = str(RDF.langString)
+
+log = logging.getLogger("kgmem.store")
 
 
 def _node_to_ox(term: URIRef | BNode) -> ox.NamedNode | ox.BlankNode:
@@ -126,13 +130,17 @@ class OxigraphStore:
 
     One read-write process per directory: a second open raises :class:`StoreLocked`.
     Writes within this process are serialized by a lock so a read-compute-commit inside
-    :meth:`transaction` sees no interleaved writer.
+    :meth:`transaction` sees no interleaved writer. Commit hooks are told of a commit once
+    the outermost writer releases the lock, so a hook may read, write and wait freely.
     """
 
     def __init__(self, path: Path | None = None) -> None:
         self._path = path
         self._lock = threading.RLock()
         self._store: ox.Store | None = self._open(path)
+        self._hooks: tuple[CommitHook, ...] = ()
+        self._depth = 0  # nesting of writers holding the lock (only its owner changes it)
+        self._committed: list[Changeset] = []  # to announce when the outermost writer ends
 
     @staticmethod
     def _open(path: Path | None) -> ox.Store:
@@ -280,24 +288,58 @@ class OxigraphStore:
             except (OSError, RuntimeError, SyntaxError) as exc:
                 raise StoreOperationFailed(f"update {query.name}", str(exc)) from exc
 
+    def add_hook(self, hook: CommitHook) -> None:
+        with self._lock:
+            self._hooks = (*self._hooks, hook)
+
+    def remove_hook(self, hook: CommitHook) -> None:
+        with self._lock:
+            self._hooks = tuple(h for h in self._hooks if h is not hook)
+
     def commit(self, changes: Changeset) -> None:
         if not changes:
             return
-        with self._lock:
+        with self._writing():
+            written = changes
+            for hook in self._hooks:
+                written = written.merged(hook.before_commit(changes))
             try:
-                if not changes.remove and not changes.drop_graphs:
-                    self._ox.extend([_quad_to_ox(q) for q in changes.add])
+                if not written.remove and not written.drop_graphs:
+                    self._ox.extend([_quad_to_ox(q) for q in written.add])
                 else:
-                    self._ox.update(_changeset_update(changes))
+                    self._ox.update(_changeset_update(written))
             except (OSError, RuntimeError, SyntaxError) as exc:
                 raise StoreOperationFailed("commit", str(exc)) from exc
+            if self._hooks:
+                self._committed.append(changes)
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        with self._lock:
+        with self._writing():
             tx = Transaction()
             yield tx
             self.commit(tx.changeset())
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the write lock; when the outermost writer lets go, announce its commits."""
+        done: list[Changeset] = []
+        try:
+            with self._lock:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                    if self._depth == 0:
+                        done, self._committed = self._committed, []
+        finally:  # commits done before a failure in the same transaction still stand
+            for changes in done:
+                for hook in self._hooks:
+                    try:
+                        hook.after_commit(changes)
+                    except Exception:  # the commit stands: a hook's failure is its own
+                        log.exception("commit hook %r failed after a commit", hook)
 
     def load(
         self,

@@ -1,0 +1,277 @@
+"""The change feed: every commit to a user's projected graphs reaches every projection.
+
+Whoever writes (the gate, the lifecycle, sources, a consolidation pass, the author stage), the
+store runs :class:`ChangeFeed` as a commit hook: the commit carries a durable outbox entry
+listing the nodes it touched (:mod:`kgmem.index.feed_outbox`). Draining reads a user's
+entries oldest first in bounded batches, refreshes every target (the Kùzu projection, the
+lexical index) with each batch's nodes, and deletes the batch; a target that fails leaves the
+batch in place for a later retry (with backoff), so nothing is lost and nothing is skipped.
+
+When it drains:
+
+- in a background thread, shortly after commits (``debounce`` seconds after the first of a
+  burst, so a burst is read in a few batches, not one refresh per commit);
+- at once, in the committing thread, when a commit removed a node outright (a forget): when
+  ``Lifecycle.forget`` returns, neither the outbox nor any projection still names it;
+- on demand (:meth:`ChangeFeed.drain`), e.g. before a search that must see its own writes;
+- at start-up (:meth:`ChangeFeed.drain_all`): the entries a stopped or crashed process left.
+
+Never call :meth:`ChangeFeed.drain` while holding a store transaction: the background drain
+may be waiting for that transaction to end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rdflib import URIRef
+
+from kgmem.index.feed_outbox import Outbox, projected_user, purged_users, touched_nodes
+from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
+
+__all__ = ["ChangeFeed", "DrainReport", "FeedTarget"]
+
+log = logging.getLogger("kgmem.index.feed")
+
+_PARTS = ("claim/", "evidence/")  # node kinds that stand for the memory they belong to
+
+
+class FeedTarget(Protocol):
+    """A projection the feed keeps current: re-read these nodes of this user."""
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> object: ...
+
+
+@dataclass(frozen=True)
+class DrainReport:
+    """What one drain of one user did: entries read and deleted, in how many batches, and
+    the targets that failed (their batch and every later entry are still in the outbox)."""
+
+    uid: str
+    drained: int = 0
+    batches: int = 0
+    failed: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def _name(target: FeedTarget) -> str:
+    return type(target).__name__
+
+
+class ChangeFeed:
+    """The commit hook that writes the outbox, and the drainer that empties it.
+
+    ``batch`` bounds the entries and ``max_nodes`` the nodes one refresh call gets;
+    ``retry`` is the first delay after a failed drain, doubled up to ``max_retry``.
+    """
+
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        targets: Sequence[FeedTarget],
+        *,
+        debounce: float = 0.05,
+        batch: int = 64,
+        max_nodes: int = 2000,
+        retry: float = 1.0,
+        max_retry: float = 60.0,
+    ) -> None:
+        if batch < 1 or max_nodes < 1:
+            raise ValueError("batch and max_nodes must be at least 1")
+        self._store, self._queries = store, queries
+        self._targets = tuple(targets)
+        self._outbox = Outbox(store, queries)
+        self._debounce, self._batch, self._max_nodes = debounce, batch, max_nodes
+        self._retry, self._max_retry = retry, max_retry
+        self._drain_lock = threading.RLock()  # one drain at a time, whoever asks
+        self._wake = threading.Condition()
+        self._due: dict[str, float] = {}  # uid -> monotonic time to drain it at
+        self._backoff: dict[str, float] = {}  # uid -> the delay of its last retry
+        self._retry_at: dict[str, float] = {}  # uid -> no background drain before this
+        self._attached = self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def attach(self) -> None:
+        """Start writing outbox entries with every commit (idempotent)."""
+        if not self._attached:
+            self._store.add_hook(self)
+            self._attached = True
+
+    def start(self) -> None:
+        """Attach, and drain in the background from now on."""
+        self.attach()
+        with self._wake:
+            if self._thread is not None:
+                return
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name="kgmem-feed", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop draining in the background (a drain under way finishes first). While attached,
+        entries are still written and purges still drained at once; whatever is left waits
+        for :meth:`drain`, :meth:`start` or the next start-up."""
+        with self._wake:
+            self._stopping = True
+            thread, self._thread = self._thread, None
+            self._wake.notify_all()
+        if thread is not None:
+            thread.join()
+
+    def detach(self) -> None:
+        self.stop()
+        if self._attached:
+            self._store.remove_hook(self)
+            self._attached = False
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None
+
+    # -- the commit hook -----------------------------------------------------------------
+
+    def before_commit(self, changes: Changeset) -> Changeset:
+        return self._outbox.entries_for(changes)
+
+    def after_commit(self, changes: Changeset) -> None:
+        """A purge drains now, in the committing thread (even with the background stopped:
+        a forget must not wait for a restart); any other change is scheduled."""
+        users = set(touched_nodes((*changes.add, *changes.remove)))
+        users |= {u for g in changes.drop_graphs if (u := projected_user(g)) is not None}
+        purged = purged_users(changes)
+        for uid in sorted(purged):
+            self.drain(uid)
+        self._schedule(u for u in users if u not in purged)
+
+    # -- draining ------------------------------------------------------------------------
+
+    def pending(self, uid: str) -> int:
+        """How many entries of ``uid`` wait in the outbox."""
+        return len(self._outbox.entries(uid))
+
+    def drain_all(self) -> list[DrainReport]:
+        """Drain every user with entries waiting."""
+        return [self.drain(uid) for uid in self._outbox.users()]
+
+    def drain(self, uid: str) -> DrainReport:
+        """Drain ``uid``'s outbox now, oldest entries first; returns once it is empty (or a
+        target failed: then a retry is scheduled)."""
+        UserGraphs(uid)
+        with self._drain_lock:
+            with self._wake:
+                self._due.pop(uid, None)
+            try:
+                report = self._drain(uid)
+            except Exception:  # the store itself failed: nothing was deleted
+                log.exception("draining the outbox of %s failed", uid)
+                report = DrainReport(uid, failed=("store",))
+        if report.ok:
+            with self._wake:
+                self._backoff.pop(uid, None)
+                self._retry_at.pop(uid, None)
+        else:
+            self._schedule_retry(uid)
+        return report
+
+    def _drain(self, uid: str) -> DrainReport:
+        drained = batches = 0
+        done: set[URIRef] = set()
+        while entries := self._outbox.entries(uid):
+            if done.issuperset(entries):  # deleted but still listed: never spin on it
+                log.error("outbox entries of %s survive their deletion: %s", uid, entries[:3])
+                return DrainReport(uid, drained, batches, ("store",))
+            for batch, nodes in self._batches(uid, entries):
+                failed = tuple(_name(t) for t in self._targets if not self._refresh(t, uid, nodes))
+                if failed:
+                    return DrainReport(uid, drained, batches, failed)
+                self._outbox.delete(uid, batch)
+                done.update(batch)
+                drained, batches = drained + len(batch), batches + 1
+        return DrainReport(uid, drained, batches)
+
+    def _batches(
+        self, uid: str, entries: list[URIRef]
+    ) -> Iterator[tuple[list[URIRef], set[URIRef]]]:
+        batch: list[URIRef] = []
+        nodes: set[URIRef] = set()
+        for entry in entries:
+            batch.append(entry)
+            nodes |= self._outbox.nodes(uid, entry)
+            if len(batch) >= self._batch or len(nodes) >= self._max_nodes:
+                yield batch, self._with_owners(uid, nodes)
+                batch, nodes = [], set()
+        if batch:
+            yield batch, self._with_owners(uid, nodes)
+
+    def _with_owners(self, uid: str, nodes: set[URIRef]) -> set[URIRef]:
+        """``nodes`` and the memories of the claims and evidence items among them."""
+        graphs = UserGraphs(uid)
+        query, base = self._queries["index/outbox_owners"], graphs.node_base
+        owners: set[URIRef] = set()
+        for node in sorted(nodes):
+            if str(node).startswith(base) and str(node)[len(base) :].startswith(_PARTS):
+                for graph in (graphs.kg, graphs.quarantine):
+                    rows = self._store.select(query, {"graph": graph, "node": node})
+                    owners |= {m for r in rows if isinstance(m := r["memory"], URIRef)}
+        return nodes | owners
+
+    def _refresh(self, target: FeedTarget, uid: str, nodes: set[URIRef]) -> bool:
+        try:
+            target.refresh(uid, sorted(nodes))
+        except Exception:
+            log.exception("%s failed to refresh %d nodes of %s", _name(target), len(nodes), uid)
+            return False
+        return True
+
+    # -- the background thread -----------------------------------------------------------
+
+    def _schedule(self, users: Iterable[str]) -> None:
+        """Drain ``users`` after the debounce delay (a user whose last drain failed: not
+        before its retry is due, however often it commits)."""
+        soon = time.monotonic() + self._debounce
+        with self._wake:
+            for uid in users:
+                at = max(soon, self._retry_at.get(uid, soon))
+                self._due[uid] = min(self._due.get(uid, at), at)
+            self._wake.notify_all()
+
+    def _schedule_retry(self, uid: str) -> None:
+        with self._wake:
+            delay = min(self._max_retry, self._backoff.get(uid, self._retry / 2) * 2)
+            self._backoff[uid] = delay
+            self._retry_at[uid] = at = time.monotonic() + delay
+            self._due[uid] = at
+            self._wake.notify_all()
+
+    def _take_due(self) -> list[str] | None:
+        """The users due now, waiting until one is; None once stopping."""
+        with self._wake:
+            while not self._stopping:
+                now = time.monotonic()
+                due = sorted(uid for uid, at in self._due.items() if at <= now)
+                if due:
+                    for uid in due:
+                        del self._due[uid]
+                    return due
+                timeout = min(self._due.values()) - now if self._due else None
+                self._wake.wait(timeout)
+            return None
+
+    def _run(self) -> None:
+        while (due := self._take_due()) is not None:
+            for uid in due:
+                with self._wake:
+                    if self._stopping:
+                        return
+                self.drain(uid)
