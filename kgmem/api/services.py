@@ -171,7 +171,9 @@ def build_services(
     models = ModelSet.from_settings(settings)
     ports = PassPorts(ontology, validation, sources, gate, models)
     consolidation = Consolidation(store, queries, clock, settings, ports)
-    search = MemorySearch(store, queries, lexical, clock, lifecycle, before_read=feed.drain)
+    search = MemorySearch(
+        store, queries, lexical, clock, lifecycle, before_read=feed.drain, graph=projection
+    )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)
     context = PromptContext(store, queries, clock, ContextLimits.from_settings(settings))
     feed.start()

@@ -63,6 +63,9 @@ class _Shard:
         self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
         self.labels: dict[str, str] = {}
         self.chats = _Conversations()
+        self.by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> docs about it
+        self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
+        self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
 
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)
@@ -80,6 +83,8 @@ class _Shard:
         if doc.kind == "note" and doc.path is not None:
             self.note_paths[doc.path] = doc.id
         self.chats.add(doc.chats, counts)
+        for entity in doc.about:
+            self.by_entity[entity].add(doc.id)
 
     def remove(self, doc_id: str) -> LexicalDoc | None:
         doc = self.docs.pop(doc_id, None)
@@ -87,6 +92,10 @@ class _Shard:
             return None
         counts = doc.terms(self.weights)
         self.chats.remove(doc.chats, counts)
+        for entity in doc.about:
+            self.by_entity[entity].discard(doc.id)
+            if not self.by_entity[entity]:
+                del self.by_entity[entity]
         for term in counts:
             posting = self.postings[term]
             del posting[doc_id]
@@ -128,6 +137,25 @@ class _Shard:
             for doc_id, tf in posting.items():
                 acc[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + norms[doc_id])
         return acc
+
+    def name(self, entity: str, name: str) -> None:
+        """Remember that ``entity`` is called ``name`` (its words, analyzed)."""
+        terms = tuple(analyze(name))
+        if terms and terms not in self.names[entity]:
+            self.names[entity].add(terms)
+            for term in terms:
+                self.name_index[term].add(entity)
+
+    def named(self, terms: frozenset[str]) -> list[str]:
+        """The entities with a name all of whose words are among ``terms``, and which some
+        document is about; the most documents first."""
+        found = {
+            entity
+            for term in terms
+            for entity in self.name_index.get(term, ())
+            if entity in self.by_entity and any(set(n) <= terms for n in self.names[entity])
+        }
+        return sorted(found, key=lambda e: (-len(self.by_entity[e]), e))
 
     def during(self, start: datetime, end: datetime) -> list[LexicalDoc]:
         low = bisect.bisect_left(self.timeline, (start, ""))
@@ -253,6 +281,17 @@ class LexicalIndex:
         with self._lock:
             return self._shard(uid).chats.score(terms)
 
+    def named_entities(self, uid: str, terms: Iterable[str]) -> list[str]:
+        """The entities of ``uid`` the analyzed ``terms`` name (every word of one of their
+        names or aliases), those with the most memories first."""
+        with self._lock:
+            return self._shard(uid).named(frozenset(terms))
+
+    def about(self, uid: str, entity: str) -> set[str]:
+        """The documents of ``uid`` about ``entity``."""
+        with self._lock:
+            return set(self._shard(uid).by_entity.get(entity, ()))
+
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
         with self._lock:
             return self._shard(uid).docs.get(doc_id)
@@ -354,6 +393,8 @@ class LexicalIndex:
             text = str(row["text"]) if "text" in row else str(term)
             if field == "predicate":
                 text = self._label(uid, shard, text)
+            elif field == "entity" and term is not None:
+                shard.name(str(term), text)
             pieces[str(row["memory"])][field].append(text)
         return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
 

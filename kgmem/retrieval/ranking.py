@@ -15,6 +15,8 @@
   alias), conversation the BM25 of the query against the whole chat the memory quotes,
   relative to the best chat (0..1: "which conversation is this about"), when 1 if the query
   asks when and the memory's own text says when ("yesterday", "last Friday", "2023");
+  a memory not about a named entity but about one linked to it in the graph (one hop:
+  a relation or a shared memory) takes (1 + w_related) in place of the named factor;
 - interrogative: (1 - w_question) for a memory that is itself a question ("Did you make
   it?") when the query is one: a question rarely answers another.
 
@@ -56,6 +58,7 @@ class RankWeights:
     conversation: float = 1.0
     when: float = 0.5
     question: float = 0.2
+    related: float = 0.25
     recency_half_life_days: float = 30.0
     fresh_confidence: float = 0.8  # what pages and notes count as
 
@@ -63,7 +66,7 @@ class RankWeights:
     def ceiling(self) -> float:
         """The largest prior x context factor any document can have."""
         top = self.recency + self.strength + self.usage + self.pinned
-        context = (1 + self.named) * (1 + self.conversation) * (1 + self.when)
+        context = (1 + max(self.named, self.related)) * (1 + self.conversation) * (1 + self.when)
         return (1 + top + self.confidence * 0.5) * context
 
 
@@ -75,6 +78,7 @@ class QueryContext:
     chats: Mapping[str, float]  # chat -> how well the whole chat matches (0..1]
     asks_when: bool
     is_question: bool = False
+    related: frozenset[str] = frozenset()  # entities linked to those the query names
 
 
 @functools.lru_cache(maxsize=65536)
@@ -149,6 +153,9 @@ def context(doc: LexicalDoc, query: QueryContext, weights: RankWeights) -> tuple
     if doc.names and not doc.names.isdisjoint(query.terms):
         factor *= 1 + weights.named
         why.append("about what the query names")
+    elif query.related and not query.related.isdisjoint(doc.about):
+        factor *= 1 + weights.related
+        why.append("about something linked to what the query names")
     chat = max((query.chats.get(c, 0.0) for c in doc.chats), default=0.0)
     factor *= 1 + weights.conversation * chat  # "matched ... in context" says it already
     if query.asks_when and doc.states_time:

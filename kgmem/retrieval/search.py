@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
+from kgmem.index.base import GraphProjection
 from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, stem, words
 from kgmem.memory.entities import name_key
 from kgmem.memory.lifecycle import Lifecycle
@@ -41,6 +42,7 @@ __all__ = ["MemorySearch", "SearchHit"]
 
 _FILL = 0.25  # the relevance of an unmatched document that falls in the query's period
 _SPARE = 4  # ranked past k, for hits the store shows to be stale
+_NAMED, _NEAR = 3, 50  # graph expansion: entities the query names, neighbours (and docs) each
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class MemorySearch:
         max_query_chars: int = 2000,
         max_k: int = 100,
         before_read: Callable[[str], object] | None = None,
+        graph: GraphProjection | None = None,
     ) -> None:
         """``before_read(uid)`` runs before each search and citation: the process passes the
         change feed's drain, so a search reads the writes that came before it."""
@@ -83,6 +86,7 @@ class MemorySearch:
         self._weights = weights or RankWeights()
         self._max_chars, self._max_k = max_query_chars, max_k
         self._before_read = before_read
+        self._graph = graph
 
     def memory_search(
         self,
@@ -117,6 +121,7 @@ class MemorySearch:
             self._index.chat_scores(uid, stems),
             asks_when(text),
             is_question(text),
+            self._related(uid, frozenset(stems)),
         )
         for _ in range(2):  # once more if the store showed the index a stale document
             hits, stale = self._search(uid, stems, asked, filters, cue, k)
@@ -159,6 +164,19 @@ class MemorySearch:
         rows = self._store.select(query, {"graph": graphs.kg, "key": Literal(name_key(entity))})
         return frozenset(str(row["entity"]) for row in rows)
 
+    def _related(self, uid: str, terms: frozenset[str]) -> frozenset[str]:
+        """Graph expansion: the entities one hop from those the query names (at most
+        ``_NAMED`` of them, the best documented first), by the graph projection."""
+        if self._graph is None or not terms:
+            return frozenset()
+        named = self._index.named_entities(uid, terms)[:_NAMED]
+        near = {
+            str(n.entity)
+            for entity in named
+            for n in self._graph.neighbourhood(uid, URIRef(entity), hops=1, limit=_NEAR)
+        }
+        return frozenset(near - set(named))
+
     # -- ranking -------------------------------------------------------------------------
 
     def _search(
@@ -171,10 +189,13 @@ class MemorySearch:
         k: int,
     ) -> tuple[list[SearchHit], list[str]]:
         scores = self._index.scores(uid, stems)
+        floor = _FILL * max(scores.values(), default=1.0 / _FILL)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
-            floor = _FILL * max(scores.values(), default=1.0 / _FILL)
             for doc in self._index.during(uid, cue.start, cue.end):
                 scores.setdefault(doc.id, floor)
+        for entity in sorted(query.related):  # what the query's entities are linked to
+            for doc_id in sorted(self._index.about(uid, entity))[:_NEAR]:
+                scores.setdefault(doc_id, floor)
         hits: list[SearchHit] = []
         stale: list[str] = []
         for score, doc, why in self._rank(uid, scores, query, filters, cue, k):

@@ -4,16 +4,18 @@ only ask. Each is checked by switching it off and seeing the ranking change."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rdflib import URIRef
 
+from kgmem.index import KuzuProjection
 from kgmem.index.lexical import LexicalIndex
 from kgmem.memory.gate import Outcome
 from kgmem.retrieval import MemorySearch, RankWeights, SearchHit
 from kgmem.retrieval.temporal import asks_when, is_question
-from tests.memory.world import World
+from tests.memory.world import World, works_at
 from tests.retrieval.support import QUERIES
 
 
@@ -129,3 +131,31 @@ def test_forgetting_a_memory_takes_its_words_out_of_its_conversation(world: Worl
 )
 def test_query_kinds(text: str, when: bool, question: bool) -> None:
     assert (asks_when(text), is_question(text)) == (when, question)
+
+
+def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
+    world: World, tmp_path: Path
+) -> None:
+    msg = world.say("user", "I work at Initech.", chat="job")
+    [job] = world.draft(works_at(msg, "Initech"))
+    office = turn_memory(
+        world, "news", "The office moved to Porto.", entities=[{"name": "Initech"}]
+    )
+    projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
+    try:
+        projection.rebuild("alice")
+        index = LexicalIndex(world.store, QUERIES)
+        graph = MemorySearch(
+            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
+        )
+        flat = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle)
+        linked = "about something linked to what the query names"
+        hits = by_id(graph.memory_search("alice", "Where did Alice's office move?"))
+        assert linked in hits[str(office)].why
+        assert linked not in by_id(flat.memory_search("alice", "Alice office"))[str(office)].why
+        expanded = [h.id for h in graph.memory_search("alice", "Alice")]
+        assert str(job.memory) in expanded and str(office) in expanded  # by the graph alone
+        assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job.memory)]
+        assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
+    finally:
+        projection.close()
