@@ -227,6 +227,7 @@ class LexicalIndex:
         0 leaves the field out): the recall benchmarks use it to measure what a field adds."""
         self._store, self._queries = store, queries
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
+        self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
         self._shards: dict[str, _Shard] = {}
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()
@@ -287,6 +288,20 @@ class LexicalIndex:
         with self._lock:
             return self._shard(uid).named(frozenset(terms))
 
+    def version(self, uid: str) -> int:
+        """A number that changes whenever ``uid``'s documents may have (each refresh and
+        rebuild); what is derived from them can be cached against it."""
+        with self._lock:
+            self._shard(uid)
+            return self._versions.get(uid, 0)
+
+    def names_any(self, uid: str, terms: Iterable[str]) -> bool:
+        """Whether any of the analyzed ``terms`` is a word of the name of one of ``uid``'s
+        entities that some document is about."""
+        with self._lock:
+            index = self._shard(uid).name_index
+            return any(index.get(term) for term in terms)
+
     def about(self, uid: str, entity: str) -> set[str]:
         """The documents of ``uid`` about ``entity``."""
         with self._lock:
@@ -311,6 +326,7 @@ class LexicalIndex:
         return self._shards[uid]
 
     def _apply(self, uid: str, shard: _Shard, nodes: Iterable[URIRef | str]) -> int:
+        self._versions[uid] = self._versions.get(uid, 0) + 1
         docs, notes = self._targets(uid, nodes)
         changed = 0
         for doc_id, kind in docs.items():

@@ -64,10 +64,9 @@ class RankWeights:
 
     @property
     def ceiling(self) -> float:
-        """The largest prior x context factor any document can have."""
+        """The largest prior any document can have."""
         top = self.recency + self.strength + self.usage + self.pinned
-        context = (1 + max(self.named, self.related)) * (1 + self.conversation) * (1 + self.when)
-        return (1 + top + self.confidence * 0.5) * context
+        return 1 + top + self.confidence * 0.5
 
 
 @dataclass(frozen=True)
@@ -79,6 +78,14 @@ class QueryContext:
     asks_when: bool
     is_question: bool = False
     related: frozenset[str] = frozenset()  # entities linked to those the query names
+    names: bool = False  # a query term is a word of the name of an entity of the user
+
+    def ceiling(self, weights: RankWeights) -> float:
+        """The largest context factor any document can have for this query: the search
+        stops walking candidates once none can reach the k-th best score."""
+        entity = max(weights.named if self.names else 0.0, weights.related if self.related else 0.0)
+        chats = weights.conversation if self.chats else 0.0
+        return (1 + entity) * (1 + chats) * (1 + (weights.when if self.asks_when else 0.0))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from rdflib import Literal, URIRef
 
@@ -41,8 +42,14 @@ from kgmem.vocab import KGM, RDF
 __all__ = ["MemorySearch", "SearchHit"]
 
 _FILL = 0.25  # the relevance of an unmatched document that falls in the query's period
+_PERIOD = 200  # at most so many of them
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SPARE = 4  # ranked past k, for hits the store shows to be stale
-_NAMED, _NEAR = 3, 50  # graph expansion: entities the query names, neighbours (and docs) each
+_NAMED, _NEAR, _CACHED = (
+    3,
+    50,
+    4096,
+)  # graph expansion: entities the query names, neighbours (and docs) each
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,9 @@ class MemorySearch:
         self._max_chars, self._max_k = max_query_chars, max_k
         self._before_read = before_read
         self._graph = graph
+        # (uid, entity) -> (index version, its neighbours): the projection and the index are
+        # refreshed by the same drain, so a new index version means a new neighbourhood
+        self._near: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
 
     def memory_search(
         self,
@@ -122,6 +132,7 @@ class MemorySearch:
             asks_when(text),
             is_question(text),
             self._related(uid, frozenset(stems)),
+            self._index.names_any(uid, stems),
         )
         for _ in range(2):  # once more if the store showed the index a stale document
             hits, stale = self._search(uid, stems, asked, filters, cue, k)
@@ -170,11 +181,18 @@ class MemorySearch:
         if self._graph is None or not terms:
             return frozenset()
         named = self._index.named_entities(uid, terms)[:_NAMED]
-        near = {
-            str(n.entity)
-            for entity in named
-            for n in self._graph.neighbourhood(uid, URIRef(entity), hops=1, limit=_NEAR)
-        }
+        version, near = self._index.version(uid), set[str]()
+        for entity in named:
+            cached = self._near.get((uid, entity))
+            if cached is None or cached[0] != version:
+                found = self._graph.neighbourhood(uid, URIRef(entity), hops=1, limit=_NEAR)
+                if len(self._near) >= _CACHED:
+                    self._near.clear()
+                cached = self._near[(uid, entity)] = (
+                    version,
+                    frozenset(str(n.entity) for n in found),
+                )
+            near |= cached[1]
         return frozenset(near - set(named))
 
     # -- ranking -------------------------------------------------------------------------
@@ -191,7 +209,9 @@ class MemorySearch:
         scores = self._index.scores(uid, stems)
         floor = _FILL * max(scores.values(), default=1.0 / _FILL)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
-            for doc in self._index.during(uid, cue.start, cue.end):
+            period = self._index.during(uid, cue.start, cue.end)
+            period.sort(key=lambda d: (d.moment or d.valid_from or _EPOCH, d.id), reverse=True)
+            for doc in period[:_PERIOD]:  # the latest of a busy period
                 scores.setdefault(doc.id, floor)
         for entity in sorted(query.related):  # what the query's entities are linked to
             for doc_id in sorted(self._index.about(uid, entity))[:_NEAR]:
@@ -220,6 +240,7 @@ class MemorySearch:
         one can reach the k-th best score (the prior and temporal factors are bounded)."""
         now, weights = self._clock.now(), self._weights
         ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
+        ceiling *= query.ceiling(weights)
         heap = [(-score, doc_id) for doc_id, score in scores.items()]
         heapq.heapify(heap)
         best, kept, ranked = 0.0, [0.0] * (k + _SPARE), []

@@ -157,5 +157,15 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
         assert str(job.memory) in expanded and str(office) in expanded  # by the graph alone
         assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job.memory)]
         assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
+        # a new link reaches search once both projections took it (the neighbourhood is cached
+        # against the index's version, which every refresh changes)
+        lab = turn_memory(world, "news2", "The lab opened downtown.", entities=[{"name": "Globex"}])
+        said = world.say("user", "I work at Globex.", chat="job2")
+        [second] = world.draft(works_at(said, "Globex"))
+        assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
+        changed = [lab, second.memory]
+        projection.refresh("alice", changed)
+        index.refresh("alice", changed)
+        assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
     finally:
         projection.close()
