@@ -16,8 +16,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from rdflib import URIRef
 
 from kgmem.api.services import Services
-from kgmem.errors import GraphNameError, KgmemError
-from kgmem.store import GraphKind, parse_graph
+from kgmem.errors import KgmemError
+from kgmem.store import GraphKind, users_with
 
 __all__ = ["Jobs", "users_of"]
 
@@ -26,15 +26,7 @@ log = logging.getLogger("kgmem.jobs")
 
 def users_of(services: Services) -> list[str]:
     """Every user with a knowledge graph in the store."""
-    uids = set()
-    for graph in services.store.graphs():
-        try:
-            parsed = parse_graph(graph)
-        except GraphNameError:
-            continue
-        if parsed.kind is GraphKind.KG and parsed.uid is not None:
-            uids.add(parsed.uid)
-    return sorted(uids)
+    return users_with(services.store.graphs(), GraphKind.KG)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from kgmem.store import (
     TripleStore,
     UserGraphs,
     parse_graph,
+    users_with,
 )
 from kgmem.vocab import KGM, RDF
 
@@ -100,16 +101,7 @@ class Outbox:
 
     def users(self) -> list[str]:
         """Every user with entries waiting."""
-        found = set()
-        for graph in self._store.graphs():
-            if str(graph).startswith("urn:kgmem:user:") and str(graph).endswith(":outbox"):
-                try:
-                    parsed = parse_graph(graph)
-                except GraphNameError:
-                    continue
-                if parsed.kind is GraphKind.OUTBOX and parsed.uid is not None:
-                    found.add(parsed.uid)
-        return sorted(found)
+        return users_with(self._store.graphs(), GraphKind.OUTBOX)
 
     def entries(self, uid: str) -> list[URIRef]:
         """``uid``'s entries, oldest first."""

@@ -26,6 +26,7 @@ from kgmem.store.graphs import (
     check_id,
     parse_graph,
     shapes_graph,
+    users_with,
 )
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry
@@ -62,4 +63,5 @@ __all__ = [
     "parse_graph",
     "shapes_graph",
     "to_nquads",
+    "users_with",
 ]

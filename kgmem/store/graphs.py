@@ -19,6 +19,7 @@ and is empty whenever the projections have caught up.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -174,3 +175,17 @@ def parse_graph(graph: str) -> ParsedGraph:
     except GraphNameError as exc:
         raise GraphNameError(graph, exc.reason) from exc
     raise GraphNameError(graph, "does not follow the kgmem graph scheme")
+
+
+def users_with(graphs: Iterable[URIRef], kind: GraphKind) -> list[str]:
+    """The users that have a graph of ``kind`` among ``graphs`` (names that are not kgmem's
+    are skipped), sorted."""
+    found = set()
+    for graph in graphs:
+        try:
+            parsed = parse_graph(graph)
+        except GraphNameError:
+            continue
+        if parsed.kind is kind and parsed.uid is not None:
+            found.add(parsed.uid)
+    return sorted(found)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import kuzu
 import pytest
 
 from kgmem.errors import StoreLocked
@@ -13,17 +12,8 @@ from kgmem.index import KuzuProjection
 from kgmem.index.kuzu_open import DB_FILE
 from kgmem.store import QueryRegistry
 from tests.index.scenes import Scene
+from tests.index.wired import cypher
 from tests.memory.world import World
-
-
-def cypher(directory: Path, *statements: str) -> None:
-    """Change the database behind the projection's back (it must be closed)."""
-    database = kuzu.Database(str(directory / DB_FILE))
-    conn = kuzu.Connection(database)
-    for statement in statements:
-        conn.execute(statement)
-    conn.close()
-    database.close()
 
 
 def reopen(directory: Path, world: World, queries: QueryRegistry) -> KuzuProjection:
