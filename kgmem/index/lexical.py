@@ -402,7 +402,7 @@ class LexicalIndex:
         if not rows:
             return []
         graphs = UserGraphs(uid)
-        bindings = {"graph": graph, "kg": graphs.kg, "sources": graphs.sources, **one}
+        bindings = {"graph": graph, "kg": graphs.kg, **one}
         pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for row in self._store.select(self._queries["index/lexical_memory_texts"], bindings):
             field, term = str(row["field"]), row.get("term")
@@ -412,7 +412,41 @@ class LexicalIndex:
             elif field == "entity" and term is not None:
                 shard.name(str(term), text)
             pieces[str(row["memory"])][field].append(text)
+        self._conversation(graphs, graph, one, pieces)
         return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
+
+    def _conversation(
+        self,
+        graphs: UserGraphs,
+        graph: URIRef,
+        one: Mapping[str, URIRef],
+        pieces: dict[str, dict[str, list[str]]],
+    ) -> None:
+        """Each memory's chats, and the messages before ("context") and after ("reply") the
+        ones it quotes. Two linear reads joined here: the same join in SPARQL costs most of a
+        rebuild."""
+        quoted: list[tuple[str, str, int]] = []
+        bindings = {"graph": graph, "sources": graphs.sources, **one}
+        for row in self._store.select(self._queries["index/lexical_quoted_messages"], bindings):
+            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
+            if isinstance(turn, int):
+                quoted.append((str(row["memory"]), str(row["chat"]), turn))
+        if not quoted:
+            return
+        query = self._queries["index/lexical_chat_messages"]
+        chats = [{}] if not one else [{"chat": Literal(c)} for c in sorted({q[1] for q in quoted})]
+        texts: dict[tuple[str, int], str] = {}
+        for scope in chats:
+            for row in self._store.select(query, {"sources": graphs.sources, **scope}):
+                turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
+                if isinstance(turn, int):
+                    texts[(str(row["chat"]), turn)] = str(row["text"])
+        for memory, chat, turn in quoted:
+            found = pieces[memory]
+            found["chat"].append(chat)
+            for field, near in (("context", turn - 1), ("reply", turn + 1)):
+                if (text := texts.get((chat, near))) is not None:
+                    found[field].append(text)
 
     def _label(self, uid: str, shard: _Shard, term: str) -> str:
         """A predicate's words: its local name split, and its labels the user may read."""
