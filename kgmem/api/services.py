@@ -6,10 +6,12 @@ from either reaches them and a forget from either purges them:
 
 1. the Kùzu projection opens (a damaged database is moved aside and rebuilt from the store);
 2. the change feed attaches to the store: from here on every commit carries its outbox entry;
-3. the outbox a stopped or crashed process left is drained;
-4. every user's projection is compared with the store (counts and checksums per table) and
-   rebuilt where they differ: drift the outbox cannot explain (rows lost or changed behind
-   the projection's back) is repaired too;
+3. the projection of every user without outbox entries is compared with the store (counts
+   and checksums per table); on any difference (rows lost or changed behind the
+   projection's back, pages Kùzu reads as empty) every user is rebuilt into a new database,
+   since deleting from a damaged one can crash the process;
+4. the outbox a stopped or crashed process left is drained, and the users it held are
+   compared and repaired in place;
 5. the feed drains in the background from then on.
 
 The lexical index lives in memory and is built per user on first use; the server warms it
@@ -204,12 +206,17 @@ def build_services(
 
 
 def _level(projection: KuzuProjection, feed: ChangeFeed) -> IndexStartup:
-    """Steps 2-4 of start-up: attach the feed, drain what was left, reconcile every user."""
+    """Steps 2-4 of start-up: attach the feed; compare every user without outbox entries
+    with the store (any drift: every user is rebuilt into a new database); drain the outbox
+    and then compare (and repair in place) the users it held."""
     feed.attach()
+    waiting = feed.waiting()
+    checked = projection.reconcile_all(fresh=True, skip=waiting)
     drains = feed.drain_all()
     for failed in (d for d in drains if not d.ok):
         log.warning("outbox of %s not drained at start-up: %s failed", failed.uid, failed.failed)
-    reconciled = tuple(projection.reconcile_all())
+    drained = [projection.reconcile(uid) for uid in waiting]
+    reconciled = tuple(sorted([*checked, *drained], key=lambda r: r.uid))
     repaired = [r.uid for r in reconciled if r.repaired]
     if repaired or projection.opened.recovered:
         log.warning(

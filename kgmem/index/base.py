@@ -9,7 +9,7 @@ Only the adapter (:class:`~kgmem.index.kuzu.KuzuProjection`) knows the backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -165,8 +165,11 @@ class GraphProjection(Protocol):
         """Compare with the store and rebuild the user on any drift."""
         ...
 
-    def reconcile_all(self) -> list[ReconcileReport]:
-        """:meth:`reconcile` for every user the store or the projection knows."""
+    def reconcile_all(
+        self, *, fresh: bool = False, skip: Collection[str] = ()
+    ) -> list[ReconcileReport]:
+        """:meth:`reconcile` for every user the store or the projection knows but ``skip``;
+        ``fresh``: on any drift, rebuild every user into a new database, not in place."""
         ...
 
     def users(self) -> list[str]:

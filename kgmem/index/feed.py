@@ -160,6 +160,10 @@ class ChangeFeed:
         """How many entries of ``uid`` wait in the outbox."""
         return len(self._outbox.entries(uid))
 
+    def waiting(self) -> list[str]:
+        """Users with outbox entries waiting."""
+        return sorted(self._outbox.users())
+
     def drain_all(self) -> list[DrainReport]:
         """Drain every user with entries waiting."""
         return [self.drain(uid) for uid in self._outbox.users()]

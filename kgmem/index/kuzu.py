@@ -7,15 +7,16 @@ and writes the projection with no other change of this projection in between.
 
 from __future__ import annotations
 
+import shutil
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from types import TracebackType
 
 from rdflib import URIRef
 
 from kgmem.index.base import Fingerprint, Neighbour, OpenReport, ReconcileReport
-from kgmem.index.kuzu_graph import KuzuGraph
+from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import UserRows, fingerprint_of
@@ -71,7 +72,7 @@ class KuzuProjection:
     def rebuild(self, uid: str) -> Fingerprint:
         check_id(uid, "user id")
         with self._lock:
-            rows = self._reader.user(uid)
+            rows = closed(self._reader.user(uid))
             self._graph.replace_user(uid, rows)
         return fingerprint_of(rows)
 
@@ -124,20 +125,45 @@ class KuzuProjection:
 
     def store_fingerprint(self, uid: str) -> Fingerprint:
         check_id(uid, "user id")
-        return fingerprint_of(self._reader.user(uid))
+        return fingerprint_of(closed(self._reader.user(uid)))
 
     # -- checks ------------------------------------------------------------------------
 
     def reconcile(self, uid: str) -> ReconcileReport:
         check_id(uid, "user id")
         with self._lock:
-            rows = self._reader.user(uid)
+            rows = closed(self._reader.user(uid))
             expected, found = fingerprint_of(rows), fingerprint_of(self._graph.rows(uid))
             if found != expected:
                 self._graph.replace_user(uid, rows)
             return ReconcileReport(uid, found, expected, repaired=found != expected)
 
-    def reconcile_all(self) -> list[ReconcileReport]:
+    def reconcile_all(
+        self, *, fresh: bool = False, skip: Collection[str] = ()
+    ) -> list[ReconcileReport]:
+        """:meth:`reconcile` every user but ``skip``; ``fresh``: compare them all first, and
+        on any drift write the whole projection (``skip`` too) into a new database instead.
+
+        Kùzu reads some damaged pages as rows that are not there, without an error, and
+        crashes the process when it deletes from them; start-up therefore repairs drift
+        into a new database, which nothing damaged can be under."""
         with self._lock:
-            users = sorted(self._reader.users() | self._graph.users())
-            return [self.reconcile(uid) for uid in users]
+            users = sorted((self._reader.users() | self._graph.users()) - set(skip))
+            if not fresh:
+                return [self.reconcile(uid) for uid in users]
+            reports = []
+            for uid in users:
+                expected = fingerprint_of(closed(self._reader.user(uid)))
+                found = fingerprint_of(self._graph.rows(uid))
+                reports.append(ReconcileReport(uid, found, expected, repaired=found != expected))
+            if any(r.repaired for r in reports):
+                self._renew()
+            return reports
+
+    def _renew(self) -> None:
+        """Replace the database with a new one holding every user of the store."""
+        self._graph.close()
+        shutil.rmtree(self._opened.path, ignore_errors=True)
+        self._graph = KuzuGraph(open_database(self._opened.path).database)
+        for uid in sorted(self._reader.users()):
+            self.rebuild(uid)

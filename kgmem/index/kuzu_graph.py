@@ -8,7 +8,7 @@ or a refresh is applied whole or not at all. Kùzu's own errors become
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import fields
 from itertools import islice
 from typing import Any, cast
@@ -18,7 +18,7 @@ from rdflib import URIRef
 
 from kgmem.errors import StoreOperationFailed
 from kgmem.index.base import Link, LinkKind, Neighbour
-from kgmem.index.kuzu_schema import EDGES, NODES, node_key
+from kgmem.index.kuzu_schema import EDGES, NODES, EdgeTable, node_key
 from kgmem.index.reader import NodeSet
 from kgmem.index.rows import (
     AboutRow,
@@ -34,9 +34,10 @@ from kgmem.index.rows import (
     UserRows,
 )
 
-__all__ = ["KuzuGraph"]
+__all__ = ["KuzuGraph", "closed"]
 
 _BATCH = 2000
+_Params = dict[str, Any]
 _ROW_TYPES: tuple[type[Row], ...] = (
     EntityRow,
     MemoryRow,
@@ -58,13 +59,13 @@ LIMIT {limit}
 """
 
 
-def _node_params(uid: str, row: Row) -> dict[str, Any]:
+def _node_params(uid: str, row: Row) -> _Params:
     values = {f.name: getattr(row, f.name) for f in fields(row)}
     values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
     return {"key": node_key(uid, str(values["id"])), "uid": uid, **values}
 
 
-def _edge_params(uid: str, row: Row) -> dict[str, Any]:
+def _edge_params(uid: str, row: Row) -> _Params:
     first, second, *rest = (getattr(row, f.name) for f in fields(row))
     names = [f.name for f in fields(row)][2:]
     return {
@@ -73,6 +74,29 @@ def _edge_params(uid: str, row: Row) -> dict[str, Any]:
         "uid": uid,
         **dict(zip(names, rest, strict=True)),
     }
+
+
+def closed(rows: UserRows) -> UserRows:
+    """A whole user's ``rows`` without the edges whose ends are not among its nodes: the
+    projection cannot hold them, so a fingerprint must not count them."""
+    nodes: tuple[tuple[EntityRow | MemoryRow | PageRow | SourceRow, ...], ...] = (
+        rows.entities,
+        rows.memories,
+        rows.pages,
+        rows.sources,
+    )
+    ids = {t.name: {r.id for r in found} for t, found in zip(NODES, nodes, strict=True)}
+    edges = list(rows.tables().values())[len(NODES) :]
+    kept = [
+        tuple(r for r in found if _ends(r)[0] in ids[e.source] and _ends(r)[1] in ids[e.target])
+        for e, found in zip(EDGES, edges, strict=True)
+    ]
+    return UserRows(*nodes, *kept)  # type: ignore[arg-type]
+
+
+def _ends(row: Row) -> tuple[str, str]:
+    first, second = (getattr(row, f.name) for f in fields(row)[:2])
+    return first, second
 
 
 def _row(kind: type[Row], values: Sequence[Any]) -> Row:
@@ -106,11 +130,12 @@ class KuzuGraph:
         try:
             yield
         except BaseException:
-            self.run("ROLLBACK")
+            with suppress(StoreOperationFailed):  # a failed COPY has rolled back already
+                self.run("ROLLBACK")
             raise
         self.run("COMMIT")
 
-    def _batches(self, cypher: str, rows: Iterable[dict[str, Any]]) -> None:
+    def _batches(self, cypher: str, rows: Iterable[_Params]) -> None:
         it = iter(rows)
         while chunk := list(islice(it, _BATCH)):
             self.run(cypher, {"rows": chunk})
@@ -120,37 +145,62 @@ class KuzuGraph:
 
     # -- writes ------------------------------------------------------------------------
 
-    def _write(self, uid: str, rows: UserRows) -> None:
+    def _write(self, uid: str, rows: UserRows, *, around: bool) -> None:
+        """Append ``rows``, whose nodes the projection does not hold. An edge is written
+        when both ends are among ``rows`` or, when ``around`` (a refresh of some nodes),
+        already in the projection; other edges are dropped, as :func:`closed` drops them."""
         found = list(rows.tables().values())
+        known: dict[str, set[str]] = {}
         for table, node_rows in zip(NODES, found, strict=False):
-            self._batches(table.upsert(), (_node_params(uid, r) for r in node_rows))
-        for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
-            self._batches(edge.insert(), (_edge_params(uid, r) for r in edge_rows))
+            params = [_node_params(uid, r) for r in node_rows]
+            known[table.name] = {p["key"] for p in params}
+            self._batches(table.copy(), params)
+        edges = [
+            (edge, [_edge_params(uid, r) for r in edge_rows])
+            for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True)
+        ]
+        if around:
+            self._add_held(uid, known, edges)
+        for edge, params in edges:
+            ends = known[edge.source], known[edge.target]
+            self._batches(
+                edge.copy(), (p for p in params if p["a"] in ends[0] and p["b"] in ends[1])
+            )
+
+    def _add_held(
+        self, uid: str, known: dict[str, set[str]], edges: list[tuple[EdgeTable, list[_Params]]]
+    ) -> None:
+        """Add to ``known`` the ends of ``edges`` that the projection holds."""
+        for table in NODES:
+            ends = {
+                p[end]
+                for edge, params in edges
+                for end, name in (("a", edge.source), ("b", edge.target))
+                if name == table.name
+                for p in params
+            }
+            missing = sorted(ends - known[table.name])
+            if missing:
+                held = self.run(table.ids_of_keys(), {"keys": missing})
+                known[table.name] |= {node_key(uid, row[0]) for row in held}
 
     def replace_user(self, uid: str, rows: UserRows) -> None:
         """Drop every row of ``uid`` and write ``rows``, in one transaction."""
         with self._transaction():
             for table in NODES:
                 self.run(table.delete_user(), {"uid": uid})
-            self._write(uid, rows)
+            self._write(uid, rows, around=False)
 
     def replace_nodes(self, uid: str, nodes: NodeSet, rows: UserRows) -> None:
         """Make ``nodes`` and every edge at them what ``rows`` says, in one transaction:
         nodes absent from ``rows`` are deleted with their edges."""
         sets = (nodes.entities, nodes.memories, nodes.pages, nodes.sources)
-        kept = [{r.id for r in found} for found in (rows.entities, rows.memories, rows.pages)]
-        kept.append({r.id for r in rows.sources})
         with self._transaction():
             for table, iris in zip(NODES, sets, strict=True):
                 keys = self._keys(uid, iris)
-                for statement in (s for edge in EDGES for s in edge.delete_at(table.name)):
-                    if keys:
-                        self.run(statement, {"keys": keys})
-            for table, iris, present in zip(NODES, sets, kept, strict=True):
-                gone = self._keys(uid, {str(i) for i in iris} - present)
-                if gone:
-                    self.run(table.delete_keys(), {"keys": gone})
-            self._write(uid, rows)
+                if keys:
+                    self.run(table.delete_keys(), {"keys": keys})
+            self._write(uid, rows, around=True)
 
     # -- reads -------------------------------------------------------------------------
 

@@ -40,12 +40,14 @@ class NodeTable:
             f"(key STRING PRIMARY KEY, id STRING, uid STRING, {columns})"
         )
 
-    def upsert(self) -> str:
-        sets = ", ".join(
-            f"n.{c} = {_typed(c, t)}"
-            for c, t in (("id", "STRING"), ("uid", "STRING"), *self.columns)
-        )
-        return f"UNWIND $rows AS r MERGE (n:{self.name} {{key: r.key}}) SET {sets}"
+    def copy(self) -> str:
+        """Append the rows ``$rows`` (keys new to the table: a duplicate fails the copy).
+
+        ``COPY ... FROM (subquery)`` looks rows up by primary key and runs inside the
+        caller's transaction; ``UNWIND ... MERGE`` is twenty times slower."""
+        keys = (("key", "STRING"), ("id", "STRING"), ("uid", "STRING"))
+        columns = ", ".join(_typed(c, t) for c, t in (*keys, *self.columns))
+        return f"COPY {self.name} FROM (UNWIND $rows AS r RETURN {columns})"
 
     def read(self) -> str:
         columns = ", ".join(f"n.{c}" for c, _ in self.columns)
@@ -78,13 +80,13 @@ class EdgeTable:
             f"(FROM {self.source} TO {self.target}, uid STRING{columns})"
         )
 
-    def insert(self) -> str:
-        props = ", ".join(f"{c}: {_typed(c, t)}" for c, t in (("uid", "STRING"), *self.columns))
-        return (
-            f"UNWIND $rows AS r "
-            f"MATCH (a:{self.source} {{key: r.a}}), (b:{self.target} {{key: r.b}}) "
-            f"CREATE (a)-[:{self.name} {{{props}}}]->(b)"
-        )
+    def copy(self) -> str:
+        """Append the edges ``$rows`` (``a``, ``b``: node keys; a missing end fails the copy).
+
+        ``UNWIND ... MATCH (a {key}), (b {key})`` scans the target table once per row,
+        which is quadratic: minutes at 100k memories. The copy finds ends by primary key."""
+        typed = "".join(f", {_typed(c, t)}" for c, t in (("uid", "STRING"), *self.columns))
+        return f"COPY {self.name} FROM (UNWIND $rows AS r RETURN r.a, r.b{typed})"
 
     def read(self) -> str:
         columns = "".join(f", e.{c}" for c, _ in self.columns)

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import TypeVar
@@ -74,9 +75,15 @@ def to_ox(term: Term) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     return ox.Literal(str(term))
 
 
+@lru_cache(maxsize=1 << 16)
+def _iri(value: str) -> URIRef:
+    """rdflib checks every IRI it makes (~2 µs); reads repeat the same few thousand."""
+    return URIRef(value)
+
+
 def from_ox(term: object) -> Term:
     if isinstance(term, ox.NamedNode):
-        return URIRef(term.value)
+        return _iri(term.value)
     if isinstance(term, ox.BlankNode):
         return BNode(term.value)
     if isinstance(term, ox.Literal):
@@ -85,7 +92,7 @@ def from_ox(term: object) -> Term:
         datatype = term.datatype.value
         if datatype in (_XSD_STRING, _LANG_STRING):
             return Literal(term.value)
-        return Literal(term.value, datatype=URIRef(datatype))
+        return Literal(term.value, datatype=_iri(datatype))
     raise StoreOperationFailed("read", f"unsupported term {term!r} (RDF-star is not used)")
 
 
