@@ -168,6 +168,7 @@ ABLATIONS: dict[str, Ablation] = {
     "no recency": (RankWeights(recency=0.0), None),
     "no strength/usage/conf.": (RankWeights(strength=0.0, usage=0.0, confidence=0.0), None),
     "plain BM25 of the memory": (_PLAIN, {"context": 0, "reply": 0}),
+    "no dense vectors": (RankWeights(meaning=0.0), None),  # a no-op without --embeddings
 }
 
 
@@ -176,6 +177,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/bench/locomo/locomo10.json"))
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     parser.add_argument("--ablation", action="store_true", help="one run per signal off")
+    parser.add_argument(
+        "--embeddings",
+        type=Path,
+        default=None,
+        help="a static model's directory (kgmem index distill): search adds dense vectors",
+    )
     args = parser.parse_args()
     convs = load(args.data, args.conversations)
     last = max(t.when for c in convs for t in c.turns)
@@ -183,7 +190,7 @@ def main() -> None:
     questions = sum(len(c.questions) for c in convs)
     print(f"{len(convs)} conversations, {turns} turns, {questions} questions with evidence")
     with tempfile.TemporaryDirectory(prefix="kgmem-locomo-") as home:
-        services, clock = open_services(Path(home), last + timedelta(days=1))
+        services, clock = open_services(Path(home), last + timedelta(days=1), args.embeddings)
         try:
             written = {c.uid: write_conversation(services, c) for c in convs}
             seconds = sum(w.seconds for w in written.values())

@@ -267,6 +267,12 @@ def main() -> None:
         default="session",
         help="the clock while a session is written: its own time, or the question's date",
     )
+    parser.add_argument(
+        "--embeddings",
+        type=Path,
+        default=None,
+        help="a static model's directory (kgmem index distill): search adds dense vectors",
+    )
     args = parser.parse_args()
     loaded = load(args.data, args.questions)
     items = [i for i in loaded if i.gold_sessions]
@@ -283,7 +289,7 @@ def main() -> None:
         f"(left out of turn recall)"
     )
     with tempfile.TemporaryDirectory(prefix="kgmem-longmemeval-") as home:
-        services, clock = open_services(Path(home), items[0].asked_at)
+        services, clock = open_services(Path(home), items[0].asked_at, args.embeddings)
         try:
             groups, latencies, outcomes, seconds, reached = run(
                 items, services, clock, args.write_at == "session"

@@ -74,9 +74,16 @@ class Written:
     seconds: float = 0.0
 
 
-def open_services(home: Path, now: datetime) -> tuple[Services, FixedClock]:
+def open_services(
+    home: Path, now: datetime, embeddings: Path | None = None
+) -> tuple[Services, FixedClock]:
+    """Services over a new store in ``home``; ``embeddings``: a static model's directory
+    (the embedding extra), so search adds dense vectors."""
     clock = FixedClock(now)
-    settings = load_settings(env={"KGMEM_HOME": str(home)})
+    env = {"KGMEM_HOME": str(home)}
+    if embeddings is not None:
+        env["KGMEM_EMBEDDING_MODEL"] = str(embeddings.resolve())
+    settings = load_settings(env=env)
     return build_services(settings, clock=clock), clock
 
 
@@ -144,7 +151,12 @@ def searcher(
         return services.search
     index = services.lexical
     if fields is not None:
-        index = LexicalIndex(services.store, services.queries, field_weights=fields)
+        index = LexicalIndex(
+            services.store,
+            services.queries,
+            field_weights=fields,
+            embedder=services.lexical.embedder,
+        )
     return MemorySearch(
         services.store,
         services.queries,

@@ -139,6 +139,11 @@ class Settings:
     default_user: str = _setting(
         "me", "User id the command line acts for when a command is given no --user."
     )
+    embedding_model: str = _setting(
+        "",
+        "Directory of a static embedding model for search (kgmem index distill makes one; "
+        "needs kgmem[embeddings]); empty: <home>/models/static when it holds one, else none.",
+    )
     model_primary: str = _setting(
         "",
         "Model for every model stage, as provider/name (e.g. openai/gpt-4o-mini); empty: no "
@@ -161,6 +166,13 @@ class Settings:
     def store_dir(self) -> Path:
         """Where the embedded Oxigraph store lives."""
         return self.home / "store"
+
+    @property
+    def embedding_dir(self) -> Path:
+        """Where the embedding model is (or would be): ``embedding_model`` or the default."""
+        if self.embedding_model:
+            return Path(self.embedding_model).expanduser()
+        return self.home / "models" / "static"
 
     @property
     def server_file(self) -> Path:

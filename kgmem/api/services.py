@@ -31,10 +31,13 @@ from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
 from kgmem.index import (
     ChangeFeed,
+    Embedder,
+    EmbedderUnavailable,
     KuzuProjection,
     LexicalIndex,
     OpenReport,
     ReconcileReport,
+    StaticEmbedder,
     StoreReader,
 )
 from kgmem.memory import Lifecycle, ShortMemoryPolicy, SourceStore, WriteGate
@@ -151,7 +154,7 @@ def build_services(
         projection = KuzuProjection(
             index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
         )
-        lexical = LexicalIndex(store, queries)
+        lexical = LexicalIndex(store, queries, embedder=load_embedder(settings))
         feed = ChangeFeed(store, queries, [projection, lexical])
         startup = _level(projection, feed)
     except BaseException:
@@ -225,6 +228,21 @@ def _level(projection: KuzuProjection, feed: ChangeFeed) -> IndexStartup:
             ", ".join(repaired or projection.opened.rebuilt),
         )
     return IndexStartup(projection.opened, sum(d.drained for d in drains), reconciled)
+
+
+def load_embedder(settings: Settings) -> Embedder | None:
+    """The embedding model search uses: the configured one (unusable: the error says why),
+    else the default directory's when it holds one and the extra is installed, else none."""
+    path = settings.embedding_dir
+    if settings.embedding_model:
+        return StaticEmbedder(path)
+    if not (path / "model.safetensors").is_file():
+        return None
+    try:
+        return StaticEmbedder(path)
+    except EmbedderUnavailable as exc:
+        log.warning("%s: search runs without vectors", exc)
+        return None
 
 
 def _open_store(settings: Settings, in_memory: bool) -> TripleStore:

@@ -1,4 +1,5 @@
-"""``kgmem index``: rebuild the graph projection from the store, or check it against the store.
+"""``kgmem index``: rebuild the graph projection from the store, check it against the store, or
+distil the static embedding model search can use.
 
 Both open the store and the projection locally, so both refuse while a server holds them.
 The projection lives in ``$KGMEM_HOME/index/kuzu``.
@@ -19,6 +20,7 @@ from kgmem.cli.common import fail, local_store
 from kgmem.config import Settings, load_settings
 from kgmem.errors import StoreLocked
 from kgmem.index import TABLES, Fingerprint, KuzuProjection, StoreReader
+from kgmem.index.dense import EmbedderUnavailable, distill_static
 from kgmem.store import QueryRegistry, check_id
 
 __all__ = ["index", "index_dir"]
@@ -61,7 +63,7 @@ def _users(uid: str | None, known: list[str]) -> list[str]:
 
 @click.group()
 def index() -> None:
-    """The graph projection (Kùzu) of the store: rebuild or check it."""
+    """The graph projection (Kùzu) of the store: rebuild or check it; the embedding model."""
 
 
 @index.command("rebuild")
@@ -78,6 +80,22 @@ def rebuild(uid: str | None) -> None:
             click.echo(f"{user}: {_counts(fingerprint)} ({took:.2f} s)")
         if not users:
             click.echo("no users in the store: nothing to rebuild")
+
+
+@index.command("distill")
+@click.option("--out", type=click.Path(path_type=Path), help="Default: the embedding_model dir.")
+@click.option("--pca-dims", default=256, show_default=True, help="Dimensions of the vectors.")
+def distill(out: Path | None, pca_dims: int) -> None:
+    """Make the static embedding model search uses (once; needs torch and kgmem[distill])."""
+    settings = load_settings()
+    target = out or settings.embedding_dir
+    started = time.perf_counter()
+    try:
+        distill_static(target, pca_dims)
+    except EmbedderUnavailable as exc:
+        fail(str(exc))
+    took = time.perf_counter() - started
+    click.echo(f"static model written to {target} ({took:.1f} s); install kgmem[embeddings]")
 
 
 @index.command("check")

@@ -4,7 +4,8 @@ The graph projection (:class:`GraphProjection`, on Kùzu as :class:`KuzuProjecti
 every user's entities, memories, pages and sources with the edges between them; it is
 rebuilt and checked from the store, never written without a store change behind it. The
 lexical index (:class:`LexicalIndex`, BM25 over memories, pages and notes) is rebuilt in
-memory per user on first use and refreshed node by node. The change feed
+memory per user on first use and refreshed node by node; with the optional embedding extra
+each document also has a vector (:class:`StaticEmbedder`, :mod:`kgmem.index.dense`). The change feed
 (:class:`ChangeFeed`) feeds both from every commit, through an outbox written in the commit.
 """
 
@@ -18,6 +19,7 @@ from kgmem.index.base import (
     ReconcileReport,
     TableFingerprint,
 )
+from kgmem.index.dense import Embedder, EmbedderUnavailable, StaticEmbedder
 from kgmem.index.feed import ChangeFeed, DrainReport, FeedTarget
 from kgmem.index.kuzu import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
@@ -28,6 +30,8 @@ __all__ = [
     "TABLES",
     "ChangeFeed",
     "DrainReport",
+    "Embedder",
+    "EmbedderUnavailable",
     "FeedTarget",
     "Fingerprint",
     "GraphProjection",
@@ -40,6 +44,7 @@ __all__ = [
     "NodeSet",
     "OpenReport",
     "ReconcileReport",
+    "StaticEmbedder",
     "StoreReader",
     "TableFingerprint",
     "UserRows",

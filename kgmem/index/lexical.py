@@ -26,6 +26,7 @@ from datetime import datetime
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
+from kgmem.index.dense import DenseVectors, Embedder, embed_text
 from kgmem.index.lexical_docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
@@ -51,8 +52,9 @@ class _Shard:
     """One user's documents: postings (term -> {doc id: weighted tf}), BM25 length norms, and
     a timeline of the documents that have a moment (the rest have a validity period)."""
 
-    def __init__(self, weights: Mapping[str, int]) -> None:
+    def __init__(self, weights: Mapping[str, int], embedder: Embedder | None = None) -> None:
         self.weights = weights
+        self.vectors = None if embedder is None else DenseVectors(embedder)
         self.docs: dict[str, LexicalDoc] = {}
         self.postings: dict[str, dict[str, int]] = {}
         self.lengths: dict[str, int] = {}
@@ -85,11 +87,15 @@ class _Shard:
         self.chats.add(doc.chats, counts)
         for entity in doc.about:
             self.by_entity[entity].add(doc.id)
+        if self.vectors is not None:
+            self.vectors.add(doc.id, embed_text(doc.fields))
 
     def remove(self, doc_id: str) -> LexicalDoc | None:
         doc = self.docs.pop(doc_id, None)
         if doc is None:
             return None
+        if self.vectors is not None:
+            self.vectors.remove(doc_id)
         counts = doc.terms(self.weights)
         self.chats.remove(doc.chats, counts)
         for entity in doc.about:
@@ -222,10 +228,13 @@ class LexicalIndex:
         queries: QueryRegistry,
         *,
         field_weights: Mapping[str, int] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         """``field_weights`` overrides the weight of a field's words (see ``FIELD_WEIGHTS``;
-        0 leaves the field out): the recall benchmarks use it to measure what a field adds."""
+        0 leaves the field out): the recall benchmarks use it to measure what a field adds.
+        ``embedder`` (the optional extra) adds a vector per document: :meth:`meaning`."""
         self._store, self._queries = store, queries
+        self._embedder = embedder
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
         self._shards: dict[str, _Shard] = {}
@@ -239,10 +248,12 @@ class LexicalIndex:
         with self._lock:
             self._building.setdefault(uid, [])
         try:
-            shard = _Shard(self._weights)
+            shard = _Shard(self._weights, self._embedder)
             for doc in (*self._load(uid, shard, "all", None), *self._notes(uid, {})):
                 shard.add(doc)
             shard.calibrate(force=True)
+            if shard.vectors is not None:
+                shard.vectors.embed_pending()
         finally:
             with self._lock:
                 changed = self._building.pop(uid, [])
@@ -275,6 +286,23 @@ class LexicalIndex:
         """BM25 of every document of ``uid`` that matches any of the analyzed ``terms``."""
         with self._lock:
             return self._shard(uid).score(terms)
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedding model documents are given vectors with (None: no vectors)."""
+        return self._embedder
+
+    @property
+    def dense(self) -> bool:
+        """Whether documents have vectors (an embedding model is loaded)."""
+        return self._embedder is not None
+
+    def meaning(self, uid: str, text: str, n: int) -> dict[str, float]:
+        """The ``n`` documents of ``uid`` nearest ``text`` in meaning: doc id -> cosine
+        (empty without an embedding model)."""
+        with self._lock:
+            vectors = self._shard(uid).vectors
+        return {} if vectors is None else vectors.nearest(text, n)
 
     def chat_scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
         """How well each of ``uid``'s chats as a whole matches ``terms``, relative to the

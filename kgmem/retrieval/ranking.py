@@ -3,7 +3,9 @@
     score = relevance x prior x temporal
 
 - relevance: BM25 divided by the best BM25 among the candidates (0..1], so it keeps the order
-  of clearly different matches and a document that does not match never appears;
+  of clearly different matches and a document that does not match never appears; with the
+  embedding extra, the 50 documents nearest the query in meaning (cosine >= 0.3) are
+  candidates too, with w_meaning x cosine x the best BM25 added before dividing;
 - prior = 1 + w_recency*recency + w_strength*strength + w_usage*usage
   + w_confidence*(confidence - 0.5) + w_pinned*pinned, each signal in 0..1: recency halves
   every 30 days since the latest of recorded, last used and occurred; strength is the memory's
@@ -59,6 +61,7 @@ class RankWeights:
     when: float = 0.5
     question: float = 0.2
     related: float = 0.25
+    meaning: float = 0.25  # dense vectors, with the embedding extra only
     recency_half_life_days: float = 30.0
     fresh_confidence: float = 0.8  # what pages and notes count as
 

@@ -45,6 +45,7 @@ _FILL = 0.25  # the relevance of an unmatched document that falls in the query's
 _PERIOD = 200  # at most so many of them
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SPARE = 4  # ranked past k, for hits the store shows to be stale
+_MEANING, _MIN_COSINE = 50, 0.3  # dense candidates per query, and the least cosine kept
 _NAMED, _NEAR, _CACHED = (
     3,
     50,
@@ -135,7 +136,7 @@ class MemorySearch:
             self._index.names_any(uid, stems),
         )
         for _ in range(2):  # once more if the store showed the index a stale document
-            hits, stale = self._search(uid, stems, asked, filters, cue, k)
+            hits, stale = self._search(uid, lexical, stems, asked, filters, cue, k)
             if stale:
                 self._index.refresh(uid, stale)
             else:
@@ -200,6 +201,7 @@ class MemorySearch:
     def _search(
         self,
         uid: str,
+        text: str,
         stems: dict[str, str],
         query: QueryContext,
         filters: SearchFilters,
@@ -208,6 +210,7 @@ class MemorySearch:
     ) -> tuple[list[SearchHit], list[str]]:
         scores = self._index.scores(uid, stems)
         floor = _FILL * max(scores.values(), default=1.0 / _FILL)
+        meaning = self._meaning(uid, text, scores)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
             period = self._index.during(uid, cue.start, cue.end)
             period.sort(key=lambda d: (d.moment or d.valid_from or _EPOCH, d.id), reverse=True)
@@ -222,10 +225,23 @@ class MemorySearch:
             if len(hits) == k:
                 break
             if self._live(uid, doc):
-                hits.append(_hit(doc, score, (*explain_match(doc, stems), *why)))
+                near = [f"similar meaning ({meaning[doc.id]:.2f})"] if doc.id in meaning else []
+                hits.append(_hit(doc, score, (*explain_match(doc, stems), *near, *why)))
             else:
                 stale.append(doc.id)
         return hits, stale
+
+    def _meaning(self, uid: str, text: str, scores: dict[str, float]) -> dict[str, float]:
+        """Dense vectors (the optional extra): the documents nearest the query in meaning
+        join the candidates, with w_meaning x cosine x the best BM25 added to their score."""
+        if not self._index.dense or self._weights.meaning <= 0 or not text.strip():
+            return {}
+        found = self._index.meaning(uid, text, _MEANING)
+        near = {doc_id: cos for doc_id, cos in found.items() if cos >= _MIN_COSINE}
+        top = max(scores.values(), default=1.0)
+        for doc_id, cos in near.items():
+            scores[doc_id] = scores.get(doc_id, 0.0) + self._weights.meaning * cos * top
+        return near
 
     def _rank(
         self,

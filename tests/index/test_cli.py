@@ -69,3 +69,12 @@ def test_a_bad_user_id_is_one_line(seeded: Path) -> None:
     result = kgmem(seeded, "index", "rebuild", "--user", "no:such")
     assert result.returncode == 2 and "user id" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_distill_without_torch_says_what_to_install(home: Path) -> None:
+    """The test environment has model2vec (the embeddings extra) but not torch, which only
+    making the static model needs."""
+    result = kgmem(home, "index", "distill", "--out", str(home / "static"))
+    assert result.returncode != 0
+    assert "pip install torch==2.13.0" in result.stderr and "kgmem[distill]" in result.stderr
+    assert not (home / "static").exists()
