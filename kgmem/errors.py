@@ -44,6 +44,10 @@ fields, so callers can react to the fields and people can read the message::
     │   └── StageOrderError          (reason)              the runner was given a wrong stage list
     ├── RetrievalError
     │   └── InvalidSearch            (field, value, reason) a search argument outside its domain
+    ├── AccessError
+    │   ├── Unauthenticated          (reason)              no usable API key came with a request
+    │   ├── Forbidden                (reason)              the caller's role does not allow it
+    │   └── AccountError             (uid, reason)         no such account, or one already there
     ├── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
     └── CatalogueError
         ├── ManifestError            (path, reason)        catalogue.toml is unreadable or invalid
@@ -68,6 +72,8 @@ if TYPE_CHECKING:
     from rdflib.term import Node
 
 __all__ = [
+    "AccessError",
+    "AccountError",
     "BatchSizeError",
     "BindingError",
     "CatalogueError",
@@ -78,6 +84,7 @@ __all__ = [
     "DeltaConflict",
     "DeltaCycle",
     "DraftInvalid",
+    "Forbidden",
     "GraphNameError",
     "InvalidSearch",
     "InvalidSetting",
@@ -113,6 +120,7 @@ __all__ = [
     "StoreLocked",
     "StoreOperationFailed",
     "TermCollision",
+    "Unauthenticated",
     "UnknownMemory",
     "UnknownOntology",
     "UnknownQuery",
@@ -457,6 +465,35 @@ class StageOrderError(PipelineError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"consolidation stages: {reason}")
+
+
+class AccessError(KgmemError):
+    """Who may do what: API keys, roles and accounts."""
+
+
+class Unauthenticated(AccessError):
+    """A request without a usable API key (missing, malformed, unknown or revoked). The
+    reason never says which of these an existing key id is, beyond "not accepted"."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class Forbidden(AccessError):
+    """The caller is known but its role does not allow this (admin only)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class AccountError(AccessError):
+    """An account operation the registry cannot take: unknown user, existing user."""
+
+    def __init__(self, uid: str, reason: str) -> None:
+        self.uid, self.reason = uid, reason
+        super().__init__(f"account {uid}: {reason}")
 
 
 class RetrievalError(KgmemError):

@@ -7,10 +7,12 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import uvicorn
+from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from kgmem.api import create_app
@@ -78,15 +80,11 @@ def client(settings: Settings) -> Iterator[TestClient]:
         yield test_client
 
 
-@pytest.fixture
-def server(settings: Settings) -> Iterator[str]:
-    """A real uvicorn on a free loopback port; yields its base URL."""
+@contextmanager
+def serve_app(app: Starlette, settings: Settings) -> Iterator[str]:
+    """Run ``app`` in a real uvicorn on ``settings``' loopback port; yields its base URL."""
     config = uvicorn.Config(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level="warning",
-        lifespan="on",
+        app, host=settings.host, port=settings.port, log_level="warning", lifespan="on"
     )
     instance = uvicorn.Server(config)
     thread = threading.Thread(target=instance.run, daemon=True)
@@ -96,6 +94,15 @@ def server(settings: Settings) -> Iterator[str]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.02)
-    yield settings.base_url
-    instance.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield settings.base_url
+    finally:
+        instance.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def server(settings: Settings) -> Iterator[str]:
+    """A real uvicorn on a free loopback port; yields its base URL."""
+    with serve_app(create_app(settings), settings) as url:
+        yield url

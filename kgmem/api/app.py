@@ -7,13 +7,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 
+from kgmem.api.accounts import Accounts
+from kgmem.api.auth import KeyAuth, first_account
+from kgmem.api.errors import kgmem_error, unexpected_error
 from kgmem.api.health import health
 from kgmem.api.jobs import Jobs
+from kgmem.api.me import me
 from kgmem.api.services import Services, build_services
 from kgmem.clock import Clock
 from kgmem.config import Settings
+from kgmem.errors import KgmemError
 
 __all__ = ["create_app"]
 
@@ -27,10 +33,13 @@ def create_app(
 
     Start-up errors (broken query or shapes file, locked or corrupt store) raise here,
     before the server accepts a connection; so does the projections' start-up check (see
-    :mod:`kgmem.api.services`).
+    :mod:`kgmem.api.services`). A store with no account gets its first one here (the
+    default user, an admin; its key in ``$KGMEM_HOME/api-key``): every route but
+    ``/health`` needs a Bearer key (:mod:`kgmem.api.auth`).
     """
     built = services or build_services(settings, clock=clock)
-
+    accounts = Accounts(built.store, built.queries, built.clock)
+    first_account(accounts, settings)
     jobs = Jobs(built)
 
     @asynccontextmanager
@@ -48,7 +57,13 @@ def create_app(
             built.close()
             log.info("store closed")
 
-    app = Starlette(routes=[Route("/health", health)], lifespan=lifespan)
+    app = Starlette(
+        routes=[Route("/health", health), Route("/api/me", me)],
+        middleware=[Middleware(KeyAuth, accounts=accounts)],
+        exception_handlers={KgmemError: kgmem_error, Exception: unexpected_error},
+        lifespan=lifespan,
+    )
     app.state.services = built
+    app.state.accounts = accounts
     app.state.jobs = jobs
     return app

@@ -15,6 +15,7 @@ from kgmem.cli.index import index
 from kgmem.cli.ingest import ingest
 from kgmem.cli.memories import memories, review
 from kgmem.cli.ontology import ontology
+from kgmem.cli.users import users
 from kgmem.errors import KgmemError
 
 __all__ = ["cli", "main"]
@@ -36,6 +37,7 @@ cli.add_command(memories)
 cli.add_command(review)
 cli.add_command(consolidate)
 cli.add_command(index)
+cli.add_command(users)
 
 
 def main(argv: list[str] | None = None) -> None:

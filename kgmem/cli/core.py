@@ -40,6 +40,7 @@ def serve(host: str | None, port: int | None) -> None:
     import uvicorn
 
     from kgmem.api import create_app
+    from kgmem.api.auth import key_file
 
     apply_offline_env()
     overrides: dict[str, Any] = {k: v for k, v in (("host", host), ("port", port)) if v}
@@ -49,8 +50,12 @@ def serve(host: str | None, port: int | None) -> None:
     settings.server_file.write_text(json.dumps(info), encoding="utf-8")
     click.echo(f"kgmem {__version__} serving {settings.store_dir}")
     click.echo(f"  URL:    {settings.base_url}  (health: {settings.base_url}/health)")
-    click.echo("  Auth:   none yet: the server accepts loopback connections only by default;")
-    click.echo("          API keys arrive with the API surfaces.")
+    keys = key_file(settings)
+    click.echo(
+        f"  Auth:   every route but /health takes a Bearer key; the first user's is in {keys}"
+    )
+    click.echo(f'          curl -H "Authorization: Bearer $(cat {keys})" {settings.base_url}/...')
+    click.echo("          (more users and keys: kgmem users add|list|revoke|token)")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the
     # handler it found: make that handler a clean exit so the cleanup below runs.
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -18,6 +18,7 @@ from kgmem.store.base import (
 )
 from kgmem.store.facts import StoreFacts, collect_facts
 from kgmem.store.graphs import (
+    ACCOUNTS_GRAPH,
     USER_NODE_BASE,
     GraphKind,
     ParsedGraph,
@@ -33,6 +34,7 @@ from kgmem.store.queries import Query, QueryKind, QueryRegistry
 from kgmem.store.serialize import from_nquads, to_nquads
 
 __all__ = [
+    "ACCOUNTS_GRAPH",
     "USER_NODE_BASE",
     "AskResult",
     "Bindings",

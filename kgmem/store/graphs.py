@@ -11,6 +11,7 @@
 | ``urn:kgmem:user:{uid}:quarantine``     | suspect and rejected facts                 |
 | ``urn:kgmem:user:{uid}:ops``            | passes, checkpoints, decisions, usage      |
 | ``urn:kgmem:user:{uid}:outbox``         | commits the projections have yet to read   |
+| ``urn:kgmem:accounts``                  | users, roles and hashed API keys           |
 
 The outbox is machinery, not the user's content: it is not among :attr:`UserGraphs.standing`
 and is empty whenever the projections have caught up.
@@ -28,6 +29,7 @@ from rdflib import URIRef
 from kgmem.errors import GraphNameError
 
 __all__ = [
+    "ACCOUNTS_GRAPH",
     "USER_NODE_BASE",
     "GraphKind",
     "ParsedGraph",
@@ -54,6 +56,7 @@ class GraphKind(StrEnum):
     QUARANTINE = "quarantine"
     OPS = "ops"
     OUTBOX = "outbox"
+    ACCOUNTS = "accounts"
 
 
 _USER_KINDS = {
@@ -67,6 +70,8 @@ _USER_KINDS = {
 
 
 USER_NODE_BASE = "https://w3id.org/kgmem/user/"
+#: Who may use the server: no user's query ever reads it.
+ACCOUNTS_GRAPH = URIRef(f"{_PREFIX}{GraphKind.ACCOUNTS.value}")
 
 
 def check_id(value: str, what: str = "id") -> str:
@@ -165,6 +170,8 @@ def parse_graph(graph: str) -> ParsedGraph:
     if not graph.startswith(_PREFIX):
         raise GraphNameError(graph, "not a kgmem graph (expected urn:kgmem:...)")
     parts = graph[len(_PREFIX) :].split(":")
+    if parts == [GraphKind.ACCOUNTS.value]:
+        return ParsedGraph(GraphKind.ACCOUNTS)
     try:
         if parts[0] in (GraphKind.CATALOGUE, GraphKind.SHAPES) and len(parts) == 2:
             return ParsedGraph(GraphKind(parts[0]), name=check_id(parts[1]))

@@ -1,0 +1,91 @@
+"""Bearer API keys on every surface but ``/health``; the caller's user id is the only scope.
+
+:class:`KeyAuth` is plain ASGI middleware, so GraphQL, REST, SPARQL and the MCP transport
+mounted under the app are all behind it: a request without an accepted key gets a 401 in
+the one error shape and never reaches a surface. Surfaces read the caller with
+:func:`principal_of`; none accepts a user id from the caller as authority.
+
+First start: when the store has no account, :func:`first_account` creates the default user
+as an admin with one key and writes the key to ``$KGMEM_HOME/api-key`` (mode 0600), so the
+single-user embedded default works with ``$(cat ~/.local/share/kgmem/api-key)``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from starlette.datastructures import Headers
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
+from kgmem.api.errors import error_response
+from kgmem.config import Settings
+from kgmem.errors import Forbidden, Unauthenticated
+
+__all__ = ["KeyAuth", "first_account", "key_file", "principal_of", "require_admin"]
+
+OPEN_PATHS = frozenset({"/health"})
+
+
+def key_file(settings: Settings) -> Path:
+    """Where the first account's key is kept for the single-user default."""
+    return settings.home / "api-key"
+
+
+def first_account(accounts: Accounts, settings: Settings) -> IssuedKey | None:
+    """Create the default user (admin) and its key when there is no account at all."""
+    if accounts.any():
+        return None
+    issued = accounts.add(settings.default_user, role=Role.ADMIN, label="first start")
+    path = key_file(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(issued.token + "\n")
+    return issued
+
+
+def _bearer(header: str | None) -> str:
+    if not header:
+        raise Unauthenticated("missing API key: send 'Authorization: Bearer <key>'")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("the Authorization header must be 'Bearer <key>'")
+    return token.strip()
+
+
+class KeyAuth:
+    """Authenticate every HTTP request outside :data:`OPEN_PATHS`."""
+
+    def __init__(self, app: ASGIApp, accounts: Accounts) -> None:
+        self.app, self.accounts = app, accounts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        try:
+            token = _bearer(Headers(scope=scope).get("authorization"))
+            principal = self.accounts.authenticate(token)
+        except Unauthenticated as exc:
+            response = error_response(401, "unauthenticated", exc.reason, "Authorization")
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+def principal_of(connection: HTTPConnection) -> Principal:
+    """The caller of a request that passed :class:`KeyAuth`."""
+    principal = connection.scope.get("state", {}).get("principal")
+    if not isinstance(principal, Principal):  # only when a route is mounted outside KeyAuth
+        raise Unauthenticated("this request was not authenticated")
+    return principal
+
+
+def require_admin(principal: Principal) -> Principal:
+    if not principal.admin:
+        raise Forbidden(f"user {principal.uid} is not an admin")
+    return principal

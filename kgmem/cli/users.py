@@ -1,0 +1,99 @@
+"""``kgmem users``: accounts and API keys (add, list, revoke, token).
+
+They open the store locally, so they refuse while a server holds it: stop the server, or
+(later) use the admin API. A new key is printed once; only its hash is stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import click
+
+from kgmem.api.accounts import Accounts, IssuedKey, Role
+from kgmem.cli.common import fail, local_store
+from kgmem.config import load_settings
+from kgmem.errors import KgmemError
+from kgmem.store import QueryRegistry
+
+__all__ = ["users"]
+
+
+def _show_key(issued: IssuedKey) -> None:
+    click.echo(f"user {issued.uid}: new API key {issued.key_id} (shown once; store it now)")
+    click.echo(issued.token)
+
+
+@click.group()
+def users() -> None:
+    """Accounts and their API keys."""
+
+
+@users.command("add")
+@click.argument("uid", metavar="USER")
+@click.option("--admin", is_flag=True, help="May manage the catalogue, shapes and other users.")
+@click.option("--name", help="A display name.")
+def add(uid: str, admin: bool, name: str | None) -> None:
+    """Create USER with a first API key."""
+    settings = load_settings()
+    with local_store(settings, "add users", create=True) as store:
+        try:
+            issued = Accounts(store, QueryRegistry.load()).add(
+                uid, role=Role.ADMIN if admin else Role.USER, name=name
+            )
+        except KgmemError as exc:
+            fail(str(exc))
+    _show_key(issued)
+
+
+@users.command("token")
+@click.argument("uid", metavar="USER")
+@click.option("--label", help="What the key is for (shown by list).")
+def token(uid: str, label: str | None) -> None:
+    """Issue another API key for USER."""
+    settings = load_settings()
+    with local_store(settings, "issue keys") as store:
+        try:
+            issued = Accounts(store, QueryRegistry.load()).issue(uid, label)
+        except KgmemError as exc:
+            fail(str(exc))
+    _show_key(issued)
+
+
+@users.command("revoke")
+@click.argument("uid", metavar="USER")
+@click.option("--key", "key_id", help="Only this key (default: the account and every key).")
+def revoke(uid: str, key_id: str | None) -> None:
+    """Revoke USER (every key) or one of its keys."""
+    settings = load_settings()
+    with local_store(settings, "revoke keys") as store:
+        try:
+            count = Accounts(store, QueryRegistry.load()).revoke(uid, key_id)
+        except KgmemError as exc:
+            fail(str(exc))
+    what = f"key {key_id}" if key_id else "account"
+    click.echo(f"user {uid}: {what} revoked ({count} live keys revoked)")
+
+
+@users.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_users(as_json: bool) -> None:
+    """Every account: role, live keys, when created and revoked."""
+    settings = load_settings()
+    with local_store(settings, "list users") as store:
+        accounts = Accounts(store, QueryRegistry.load())
+        found = [(a, accounts.keys(a.uid)) for a in accounts.all()]
+    if as_json:
+        out = [
+            {**asdict(a), "key_ids": [k.key_id for k in keys if k.revoked_at is None]}
+            for a, keys in found
+        ]
+        click.echo(json.dumps({"users": out}, indent=2, default=str))
+        return
+    if not found:
+        click.echo("no users yet (kgmem serve creates the first)")
+    for account, keys in found:
+        state = f"revoked {account.revoked_at:%Y-%m-%d}" if account.revoked_at else "active"
+        live = ", ".join(k.key_id for k in keys if k.revoked_at is None) or "no live keys"
+        click.echo(f"{account.uid}\t{account.role.value}\t{state}\t{live}")
