@@ -151,6 +151,11 @@ class GraphProjection(Protocol):
         """Entities within ``hops`` (1-3) of ``entity``, nearest first; never another user's."""
         ...
 
+    def linked(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef]:
+        """The entities one hop from ``entity`` (a fact or a shared memory), by name: what
+        :meth:`neighbourhood` finds at ``hops=1`` without the paths, and cheaper."""
+        ...
+
     def rows(self, uid: str) -> UserRows:
         """Every row of the user as projected (duplicates, which are drift, kept)."""
         ...

@@ -109,6 +109,13 @@ class KuzuProjection:
         with self._lock:
             return self._graph.neighbourhood(uid, str(entity), hops, limit)
 
+    def linked(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef]:
+        check_id(uid, "user id")
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        with self._lock:
+            return self._graph.linked(uid, str(entity), limit)
+
     def rows(self, uid: str) -> UserRows:
         check_id(uid, "user id")
         with self._lock:

@@ -163,9 +163,11 @@ class _Shard:
         }
         return sorted(found, key=lambda e: (-len(self.by_entity[e]), e))
 
-    def during(self, start: datetime, end: datetime) -> list[LexicalDoc]:
+    def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[LexicalDoc]:
         low = bisect.bisect_left(self.timeline, (start, ""))
         high = bisect.bisect_left(self.timeline, (end, ""))
+        if latest is not None:
+            low = max(low, high - latest)
         found = [self.docs[doc_id] for _, doc_id in self.timeline[low:high]]
         return found + [d for i in self.periods if (d := self.docs[i]).overlaps(start, end)]
 
@@ -339,10 +341,13 @@ class LexicalIndex:
         with self._lock:
             return self._shard(uid).docs.get(doc_id)
 
-    def during(self, uid: str, start: datetime, end: datetime) -> list[LexicalDoc]:
-        """The documents whose moment or validity period meets [start, end)."""
+    def during(
+        self, uid: str, start: datetime, end: datetime, latest: int | None = None
+    ) -> list[LexicalDoc]:
+        """The documents whose moment or validity period meets [start, end); ``latest``:
+        of those with a moment, only the ``latest`` last (every period document still)."""
         with self._lock:
-            return self._shard(uid).during(start, end)
+            return self._shard(uid).during(start, end, latest)
 
     def size(self, uid: str) -> int:
         with self._lock:

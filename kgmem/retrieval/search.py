@@ -85,6 +85,7 @@ class MemorySearch:
         max_k: int = 100,
         before_read: Callable[[str], object] | None = None,
         graph: GraphProjection | None = None,
+        max_candidates: int = 500,
     ) -> None:
         """``before_read(uid)`` runs before each search and citation: the process passes the
         change feed's drain, so a search reads the writes that came before it."""
@@ -95,6 +96,7 @@ class MemorySearch:
         self._max_chars, self._max_k = max_query_chars, max_k
         self._before_read = before_read
         self._graph = graph
+        self._walk = max_candidates
         # (uid, entity) -> (index version, its neighbours): the projection and the index are
         # refreshed by the same drain, so a new index version means a new neighbourhood
         self._near: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
@@ -186,13 +188,10 @@ class MemorySearch:
         for entity in named:
             cached = self._near.get((uid, entity))
             if cached is None or cached[0] != version:
-                found = self._graph.neighbourhood(uid, URIRef(entity), hops=1, limit=_NEAR)
+                found = self._graph.linked(uid, URIRef(entity), limit=_NEAR)
                 if len(self._near) >= _CACHED:
                     self._near.clear()
-                cached = self._near[(uid, entity)] = (
-                    version,
-                    frozenset(str(n.entity) for n in found),
-                )
+                cached = self._near[(uid, entity)] = (version, frozenset(map(str, found)))
             near |= cached[1]
         return frozenset(near - set(named))
 
@@ -212,9 +211,11 @@ class MemorySearch:
         floor = _FILL * max(scores.values(), default=1.0 / _FILL)
         meaning = self._meaning(uid, text, scores)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
-            period = self._index.during(uid, cue.start, cue.end)
-            period.sort(key=lambda d: (d.moment or d.valid_from or _EPOCH, d.id), reverse=True)
-            for doc in period[:_PERIOD]:  # the latest of a busy period
+            period = self._index.during(uid, cue.start, cue.end, latest=_PERIOD)
+            when = heapq.nlargest(
+                _PERIOD, period, key=lambda d: (d.moment or d.valid_from or _EPOCH, d.id)
+            )
+            for doc in when:  # the latest of a busy period
                 scores.setdefault(doc.id, floor)
         for entity in sorted(query.related):  # what the query's entities are linked to
             for doc_id in sorted(self._index.about(uid, entity))[:_NEAR]:
@@ -253,14 +254,16 @@ class MemorySearch:
         k: int,
     ) -> list[tuple[float, LexicalDoc, list[str]]]:
         """Documents by final score, walking them in BM25 order and stopping once no further
-        one can reach the k-th best score (the prior and temporal factors are bounded)."""
+        one can reach the k-th best score (the prior and temporal factors are bounded), or
+        after ``max_candidates`` of them (a query of common words matches most documents)."""
         now, weights = self._clock.now(), self._weights
         ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
         ceiling *= query.ceiling(weights)
         heap = [(-score, doc_id) for doc_id, score in scores.items()]
         heapq.heapify(heap)
-        best, kept, ranked = 0.0, [0.0] * (k + _SPARE), []
-        while heap:
+        best, kept = 0.0, [0.0] * (k + _SPARE)
+        ranked: list[tuple[float, LexicalDoc, list[str]]] = []
+        while heap and len(ranked) < self._walk:
             negative, doc_id = heapq.heappop(heap)
             if best and -negative / best * ceiling < kept[0]:
                 break

@@ -190,6 +190,17 @@ def test_neighbourhood_one_and_two_hops(projection: KuzuProjection, scene: Scene
     assert projection.neighbourhood("alice", URIRef("urn:x:unknown"), hops=2) == []
 
 
+def test_linked_is_the_one_hop_neighbourhood_without_paths(
+    projection: KuzuProjection, scene: Scene
+) -> None:
+    near = projection.neighbourhood("alice", ALICE_SELF, hops=1)
+    linked = projection.linked("alice", ALICE_SELF)
+    assert linked == [n.entity for n in near]  # same entities, same order (by name)
+    assert len(projection.linked("alice", ALICE_SELF, limit=2)) == 2
+    assert projection.linked("bob", ALICE_SELF) == []  # never across users
+    assert projection.linked("alice", URIRef("urn:x:unknown")) == []
+
+
 def test_neighbourhood_reports_the_connecting_predicates(
     projection: KuzuProjection, scene: Scene
 ) -> None:
