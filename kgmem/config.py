@@ -128,8 +128,19 @@ class Settings:
         25, "Most memories one batch draft may carry (the least is 1).", minimum=1, maximum=1000
     )
     max_tags: int = _setting(20, "Most tags one memory may carry.", minimum=0, maximum=1000)
+    max_body_bytes: int = _setting(
+        1048576,
+        "Largest request body the HTTP API accepts, in bytes (larger: 413).",
+        minimum=1024,
+    )
     sparql_result_limit: int = _setting(
         10000, "Most rows (or triples) one user SPARQL query may return.", minimum=1
+    )
+    sparql_timeout_seconds: float = _setting(
+        10.0,
+        "Seconds one user SPARQL query may run before /sparql answers with a timeout error.",
+        minimum=0.01,
+        maximum=3600,
     )
     authority_order: str = _setting(
         "user,tool,task,agent",

@@ -14,6 +14,7 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── StoreClosed              ()                    used after close()
     │   ├── QueryRefused             (reason)              a caller's query is not allowed
     │   ├── ResultLimitExceeded      (limit)               a caller's query returns too much
+    │   ├── QueryTimeout             (seconds, waited)     a caller's query runs too long
     │   └── StoreOperationFailed     (operation, reason)   the backend refused a query or write
     ├── QueryError
     │   ├── QuerySyntaxError         (path, line, column, reason)
@@ -46,8 +47,9 @@ fields, so callers can react to the fields and people can read the message::
     │   └── InvalidSearch            (field, value, reason) a search argument outside its domain
     ├── AccessError
     │   ├── Unauthenticated          (reason)              no usable API key came with a request
-    │   ├── Forbidden                (reason)              the caller's role does not allow it
+    │   ├── Forbidden                (reason)              not the caller's to read or do
     │   └── AccountError             (uid, reason)         no such account, or one already there
+    ├── ArgumentError                (field, reason)       an API or tool argument out of its domain
     ├── ResourceError                (path, reason)        a bundled ontology/shapes file is broken
     └── CatalogueError
         ├── ManifestError            (path, reason)        catalogue.toml is unreadable or invalid
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AccessError",
     "AccountError",
+    "ArgumentError",
     "BatchSizeError",
     "BindingError",
     "CatalogueError",
@@ -107,6 +110,7 @@ __all__ = [
     "QueryKindMismatch",
     "QueryRefused",
     "QuerySyntaxError",
+    "QueryTimeout",
     "ResourceError",
     "ResultLimitExceeded",
     "RetrievalError",
@@ -195,6 +199,18 @@ class ResultLimitExceeded(StoreError):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(f"the result has more than {limit} rows; add LIMIT or narrow the query")
+
+
+class QueryTimeout(StoreError):
+    def __init__(self, seconds: float, waited: bool = False) -> None:
+        self.seconds = seconds
+        self.waited = waited  # the whole time went waiting for a free query slot
+        why = (
+            "it waited the whole time for a free query slot (earlier queries still run)"
+            if waited
+            else "narrow it or add LIMIT"
+        )
+        super().__init__(f"the query did not finish within {seconds:g} s; {why}")
 
 
 class StoreOperationFailed(StoreError):
@@ -481,7 +497,8 @@ class Unauthenticated(AccessError):
 
 
 class Forbidden(AccessError):
-    """The caller is known but its role does not allow this (admin only)."""
+    """The caller is known but may not do this: an admin-only action, or a graph (in a
+    SPARQL query) that is not the caller's."""
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
@@ -494,6 +511,16 @@ class AccountError(AccessError):
     def __init__(self, uid: str, reason: str) -> None:
         self.uid, self.reason = uid, reason
         super().__init__(f"account {uid}: {reason}")
+
+
+class ArgumentError(KgmemError):
+    """An argument of an API call or agent tool that is missing, of the wrong type, outside
+    its domain or unknown; ``field`` names it (``drafts[1].title``), None for the whole."""
+
+    def __init__(self, field: str | None, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}" if field else reason)
 
 
 class RetrievalError(KgmemError):

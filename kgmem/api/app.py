@@ -13,10 +13,14 @@ from starlette.routing import Route
 from kgmem.api.accounts import Accounts
 from kgmem.api.auth import KeyAuth, first_account
 from kgmem.api.errors import kgmem_error, unexpected_error
+from kgmem.api.graphql import graphql_route
 from kgmem.api.health import health
 from kgmem.api.jobs import Jobs
+from kgmem.api.mcp import McpEndpoint
 from kgmem.api.me import me
+from kgmem.api.rest import rest_routes
 from kgmem.api.services import Services, build_services
+from kgmem.api.sparql import SparqlEndpoint
 from kgmem.clock import Clock
 from kgmem.config import Settings
 from kgmem.errors import KgmemError
@@ -41,6 +45,7 @@ def create_app(
     accounts = Accounts(built.store, built.queries, built.clock)
     first_account(accounts, settings)
     jobs = Jobs(built)
+    mcp = McpEndpoint(built, settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -51,14 +56,22 @@ def create_app(
             users = built.warm()
             log.info("search index built for %d users", users)
             jobs.start()
-            yield
+            async with mcp.running():
+                yield
         finally:
             jobs.stop()  # before the store closes: no job may run on a closed store
             built.close()
             log.info("store closed")
 
     app = Starlette(
-        routes=[Route("/health", health), Route("/api/me", me)],
+        routes=[
+            Route("/health", health),
+            Route("/api/me", me),
+            mcp.route,
+            *rest_routes(),
+            Route("/sparql", SparqlEndpoint(built), methods=["GET", "POST"]),
+            graphql_route(built),
+        ],
         middleware=[Middleware(KeyAuth, accounts=accounts)],
         exception_handlers={KgmemError: kgmem_error, Exception: unexpected_error},
         lifespan=lifespan,

@@ -15,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from kgmem.api.tools_args import ArgumentError
 from kgmem.errors import (
     AccountError,
     BatchSizeError,
@@ -31,6 +32,7 @@ from kgmem.errors import (
     PassNotDue,
     PassNotFound,
     QueryRefused,
+    QueryTimeout,
     ResultLimitExceeded,
     SourceConflict,
     StoreLocked,
@@ -62,7 +64,9 @@ _STATUS: tuple[tuple[type[KgmemError], int, str], ...] = (
     (PassNotDue, 409, "conflict"),
     (ResultLimitExceeded, 413, "result_too_large"),
     (QueryRefused, 400, "query_refused"),
+    (QueryTimeout, 400, "query_timeout"),
     (InvalidSearch, 422, "invalid"),
+    (ArgumentError, 422, "invalid"),
     (DraftInvalid, 422, "invalid"),
     (BatchSizeError, 422, "invalid"),
     (GraphNameError, 422, "invalid"),

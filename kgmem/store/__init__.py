@@ -32,6 +32,13 @@ from kgmem.store.graphs import (
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry
 from kgmem.store.serialize import from_nquads, to_nquads
+from kgmem.store.user_query import (
+    DatasetRequest,
+    UserQueries,
+    dataset_clause,
+    readable_by,
+    user_dataset,
+)
 
 __all__ = [
     "ACCOUNTS_GRAPH",
@@ -41,6 +48,7 @@ __all__ = [
     "Changeset",
     "CommitHook",
     "Dataset",
+    "DatasetRequest",
     "GraphKind",
     "GraphResult",
     "OxigraphStore",
@@ -58,12 +66,16 @@ __all__ = [
     "Transaction",
     "TripleStore",
     "UserGraphs",
+    "UserQueries",
     "catalogue_graph",
     "check_id",
     "collect_facts",
+    "dataset_clause",
     "from_nquads",
     "parse_graph",
+    "readable_by",
     "shapes_graph",
     "to_nquads",
+    "user_dataset",
     "users_with",
 ]

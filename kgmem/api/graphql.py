@@ -1,0 +1,97 @@
+"""GraphQL at ``/graphql`` (strawberry): GraphiQL on GET, queries and mutations on POST.
+
+The endpoint is behind :class:`~kgmem.api.auth.KeyAuth` like every route; the caller's key
+is the only scope (no argument names a user). Expected failures are union members
+(:mod:`kgmem.api.graphql_results`); an unexpected error is logged with its traceback and
+answered as "Unexpected error." (``MaskErrors``), while GraphQL's own validation errors,
+the depth limit and the alias and token limits keep their messages.
+
+    curl -s localhost:8765/graphql -H "Authorization: Bearer $KEY" \\
+      -H 'Content-Type: application/json' -d '{"query": "{ me { id } }"}'
+
+The schema is committed as ``schema.graphql``; ``python -m kgmem.api.graphql_schema``
+prints it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import strawberry
+from graphql import GraphQLError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.types import ExecutionContext
+
+from kgmem.api.auth import principal_of
+from kgmem.api.graphql_context import GraphContext
+from kgmem.api.graphql_mutation import Mutation
+from kgmem.api.graphql_query import Query
+from kgmem.api.services import Services
+
+__all__ = [
+    "MAX_ALIASES",
+    "MAX_DEPTH",
+    "MAX_TOKENS",
+    "GraphQLEndpoint",
+    "build_schema",
+    "graphql_route",
+]
+
+log = logging.getLogger("kgmem.api")
+
+MAX_DEPTH = 8
+MAX_ALIASES = 20
+MAX_TOKENS = 2000
+
+
+def _unexpected(error: GraphQLError) -> bool:
+    """An error a resolver raised (not a GraphQL validation or limit error)."""
+    original = error.original_error
+    return original is not None and not isinstance(original, GraphQLError)
+
+
+class _Schema(strawberry.Schema):
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        for error in errors:
+            if _unexpected(error):
+                log.error("GraphQL %s failed", error.path, exc_info=error.original_error)
+
+
+def build_schema() -> strawberry.Schema:
+    """The schema with its limits and error masking."""
+    return _Schema(
+        query=Query,
+        mutation=Mutation,
+        extensions=[
+            lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+            lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+            lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+            lambda: MaskErrors(should_mask_error=_unexpected),
+        ],
+    )
+
+
+class GraphQLEndpoint(GraphQL[GraphContext, None]):
+    """Strawberry's ASGI app with the caller and the services as the request context."""
+
+    def __init__(self, services: Services, schema: strawberry.Schema | None = None) -> None:
+        super().__init__(schema or build_schema(), graphql_ide="graphiql")
+        self.services = services
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> GraphContext:
+        assert isinstance(request, Request) and isinstance(response, Response)
+        return GraphContext(request, response, self.services, principal_of(request))
+
+
+def graphql_route(services: Services) -> Route:
+    """``/graphql`` itself (a Mount would redirect it to ``/graphql/``)."""
+    return Route("/graphql", GraphQLEndpoint(services), methods=["GET", "POST"])

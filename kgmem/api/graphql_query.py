@@ -1,0 +1,212 @@
+"""GraphQL queries. Search, the context packet, the review inbox and the decisions feed run
+the reading agent tools (:mod:`kgmem.api.tools_read`); entities and memories are read
+through the request's dataloaders. Every read is the caller's own."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, cast
+
+import strawberry
+from starlette.concurrency import run_in_threadpool
+
+from kgmem.api import tools_read as r
+from kgmem.api.graphql_context import own_node
+from kgmem.api.graphql_entities import (
+    Entity,
+    EntityConnection,
+    MemoryConnection,
+    PageCursor,
+    TermMatch,
+)
+from kgmem.api.graphql_fields import field
+from kgmem.api.graphql_mutation import plain
+from kgmem.api.graphql_reads import (
+    Consolidation,
+    ContextPacket,
+    Me,
+    SearchFilters,
+    SearchHit,
+    SearchResults,
+    context_packet,
+)
+from kgmem.api.graphql_results import InputError, attempt
+from kgmem.api.graphql_types import (
+    Ctx,
+    Decision,
+    Memory,
+    load_memory,
+)
+from kgmem.memory import MemoryKind, MemoryStatus, NodeKind
+from kgmem.ontology import TermKind
+from kgmem.retrieval import Intent
+
+__all__ = ["Query"]
+
+strawberry.enum(Intent, name="Intent")
+strawberry.enum(TermKind, name="TermKind")
+
+
+def _offset(after: str | None) -> int:
+    return int(after) if after is not None and after.isdigit() else 0
+
+
+SearchResult = Annotated[SearchResults | InputError, strawberry.union("SearchResult")]
+ContextResult = Annotated[ContextPacket | InputError, strawberry.union("ContextResult")]
+MAX_PAGE = 100
+
+
+@strawberry.type
+class Query:
+    @field("Who the key belongs to.")
+    def me(self, info: Ctx) -> Me:
+        p = info.context.principal
+        return Me(id=p.uid, role=p.role.value, admin=p.admin)
+
+    @field("One memory by IRI or short id (null: not yours or none).")
+    async def memory(self, info: Ctx, id: strawberry.ID) -> Memory | None:
+        return await load_memory(info, id)
+
+    @field("Memories, newest first, by kind and status.")
+    async def memories(
+        self,
+        info: Ctx,
+        kind: MemoryKind | None = None,
+        status: MemoryStatus | None = None,
+        first: int = 20,
+        after: str | None = None,
+    ) -> MemoryConnection:
+        c, start, size = info.context, _offset(after), max(1, min(first, MAX_PAGE))
+        raw = plain({"kind": kind, "status": status, "limit": size + 1, "offset": start})
+        args = r.ListMemoriesArgs.parse(raw)
+        found = await run_in_threadpool(r.list_memories, c.services, c.principal, args)
+        ids = [m["id"] for m in found["memories"]]
+        records = await c.memory.load_many(ids[:size])
+        more = len(ids) > size
+        return MemoryConnection(
+            nodes=[Memory.from_record(m) for m in records if m is not None],
+            page_info=PageCursor(
+                has_next_page=more, end_cursor=str(start + size) if more else None
+            ),
+        )
+
+    @field("One entity by IRI or short id (null: not yours or none).")
+    async def entity(self, info: Ctx, id: strawberry.ID) -> Entity | None:
+        iri = own_node(info.context.uid, id, NodeKind.ENTITY)
+        row = None if iri is None else await info.context.entity.load(str(iri))
+        return None if row is None else Entity.from_row(row)
+
+    @field("Entities by name, optionally of a type or named like text.")
+    async def entities(
+        self,
+        info: Ctx,
+        first: int = 20,
+        after: str | None = None,
+        type: str | None = None,
+        name: str | None = None,
+    ) -> EntityConnection:
+        c, start, size = info.context, _offset(after), max(1, min(first, MAX_PAGE))
+        rows = list((await run_in_threadpool(c.tables.entities)).values())
+        if type is not None:
+            rows = [e for e in rows if type in e.types]
+        if name is not None:
+            needle = name.casefold()
+            rows = [e for e in rows if needle in " ".join((e.name or "", *e.aliases)).casefold()]
+        rows.sort(key=lambda e: ((e.name or "").casefold(), e.id))
+        page, more = rows[start : start + size], len(rows) > start + size
+        return EntityConnection(
+            nodes=[Entity.from_row(e) for e in page],
+            page_info=PageCursor(
+                has_next_page=more, end_cursor=str(start + size) if more else None
+            ),
+            total=len(rows),
+        )
+
+    @field("memory_search: memories, pages and notes, best first.")
+    async def search(
+        self, info: Ctx, query: str, k: int | None = None, filters: SearchFilters | None = None
+    ) -> SearchResult:
+        c = info.context
+        raw = {"query": query, "k": k, **(plain(filters) if filters else {})}
+        default_k = c.services.settings.search_results
+        return cast(
+            SearchResult,
+            await attempt(
+                lambda: r.search(
+                    c.services, c.principal, r.SearchArgs.parse(plain(raw), default_k)
+                ),
+                lambda out: SearchResults(
+                    query=out["query"],
+                    hits=[
+                        SearchHit(
+                            id=h["id"],
+                            short_id=h["short_id"],
+                            kind=h["kind"],
+                            title=h["title"],
+                            excerpt=h["excerpt"],
+                            score=h["score"],
+                            why=list(h["why"]),
+                            path=h["path"],
+                            memory_kind=h["memory_kind"],
+                            status=h["status"],
+                        )
+                        for h in out["results"]
+                    ],
+                ),
+            ),
+        )
+
+    @field("retrieve_memory: a context packet for a task and intent.")
+    async def context(
+        self, info: Ctx, task: str, intent: Intent = Intent.EXECUTE, k: int | None = None
+    ) -> ContextResult:
+        c, raw = info.context, plain({"task": task, "intent": intent, "k": k})
+        return cast(
+            ContextResult,
+            await attempt(
+                lambda: r.retrieve_memory(c.services, c.principal, r.RetrieveArgs.parse(raw)),
+                context_packet,
+            ),
+        )
+
+    @field("Catalogue terms (classes and properties) for a text.")
+    async def terms(
+        self, info: Ctx, query: str, limit: int = 10, kind: TermKind | None = None
+    ) -> list[TermMatch]:
+        ontology = info.context.services.ontology
+        hits = await run_in_threadpool(ontology.search, query, max(1, min(limit, 50)), kind)
+        return [TermMatch.from_hit(h) for h in hits]
+
+    @field("Memories waiting for review, newest first.")
+    async def review_inbox(self, info: Ctx, first: int = 50) -> list[Memory]:
+        c = info.context
+        args = r.ReviewInboxArgs.parse({"limit": max(1, min(first, 1000))})
+        found = await run_in_threadpool(r.review_inbox, c.services, c.principal, args)
+        records = await c.memory.load_many([m["id"] for m in found["memories"]])
+        return [Memory.from_record(m) for m in records if m is not None]
+
+    @field("Every gate and lifecycle decision, newest first.")
+    async def decisions(self, info: Ctx, first: int = 50) -> list[Decision]:
+        c = info.context
+        args = r.DecisionsArgs.parse({"limit": max(1, min(first, 1000))})
+        found = await run_in_threadpool(r.decisions_feed, c.services, c.principal, args)
+        return [
+            Decision(
+                id=d["id"],
+                short_id=d["short_id"],
+                action=d["action"],
+                target=d["target"],
+                reason=d["reason"],
+                actor=d["actor"],
+                at=datetime.fromisoformat(d["at"]),
+                reverted_by=d["reverted_by"],
+            )
+            for d in found["decisions"]
+        ]
+
+    @field("Consolidation status and the latest passes.")
+    async def consolidation(self, info: Ctx, history: int = 20) -> Consolidation:
+        c = info.context
+        limit = max(1, min(history, 200))
+        status = await run_in_threadpool(c.services.consolidation.status, c.uid, limit)
+        return Consolidation.of(status)

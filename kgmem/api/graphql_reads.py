@@ -1,0 +1,161 @@
+"""GraphQL types of what the reading tools return: search hits, context packets, the
+consolidation status; each built from the tool's JSON result."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+from kgmem.api.graphql_types import Ctx, Memory, load_memory
+from kgmem.pipeline.consolidation import ConsolidationStatus
+
+__all__ = [
+    "Consolidation",
+    "ContextItem",
+    "ContextPacket",
+    "Me",
+    "SearchFilters",
+    "SearchHit",
+    "SearchResults",
+    "context_packet",
+]
+
+
+@strawberry.type
+class Me:
+    id: str
+    role: str
+    admin: bool
+
+
+@strawberry.input(description="Narrow a search (see the memory_search tool).")
+class SearchFilters:
+    kinds: list[str] | None = None
+    tags: list[str] | None = None
+    entity: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    statuses: list[str] | None = None
+
+
+@strawberry.type
+class SearchHit:
+    id: str
+    short_id: str
+    kind: str = strawberry.field(description="memory, page or note")
+    title: str
+    excerpt: str
+    score: float
+    why: list[str]
+    path: str | None
+    memory_kind: str | None
+    status: str | None
+
+    @strawberry.field
+    async def memory(self, info: Ctx) -> Memory | None:
+        return await load_memory(info, self.id) if self.kind == "memory" else None
+
+
+@strawberry.type
+class SearchResults:
+    query: str
+    hits: list[SearchHit]
+
+
+@strawberry.type
+class ContextItem:
+    id: str
+    kind: str
+    title: str
+    excerpt: str
+    score: float
+    why: list[str]
+
+    @strawberry.field
+    async def memory(self, info: Ctx) -> Memory | None:
+        return await load_memory(info, self.id)
+
+
+@strawberry.type(description="What applies to a task: facts, a procedure, episodes, warnings.")
+class ContextPacket:
+    task: str
+    intent: str
+    facts: list[ContextItem]
+    procedure: ContextItem | None
+    alternatives: list[ContextItem]
+    episodes: list[ContextItem]
+    warnings: JSON
+    packet: JSON = strawberry.field(description="the whole packet, evidence included")
+
+
+@strawberry.type
+class ConsolidationPass:
+    id: str
+    status: str
+    stage: str | None
+    attempts: int
+    recoveries: int
+    started_at: datetime
+    finished_at: datetime | None
+    next_attempt_at: datetime | None
+    error: str | None
+    error_stage: str | None
+
+
+@strawberry.type(description="Consolidation: model, what waits, and the latest passes.")
+class Consolidation:
+    model: str | None
+    waiting_sources: int
+    waiting_drafts: int
+    passes: list[ConsolidationPass]
+
+    @classmethod
+    def of(cls, s: ConsolidationStatus) -> Consolidation:
+        return cls(
+            model=s.model,
+            waiting_sources=s.waiting_sources,
+            waiting_drafts=s.waiting_drafts,
+            passes=[
+                ConsolidationPass(
+                    id=p.pass_id,
+                    status=str(p.status.value),
+                    stage=None if p.stage is None else str(p.stage.value),
+                    attempts=p.attempts,
+                    recoveries=p.recoveries,
+                    started_at=p.started_at,
+                    finished_at=p.finished_at,
+                    next_attempt_at=p.next_attempt_at,
+                    error=p.error,
+                    error_stage=None if p.error_stage is None else str(p.error_stage.value),
+                )
+                for p in s.passes
+            ],
+        )
+
+
+def _item(raw: dict[str, Any]) -> ContextItem:
+    return ContextItem(
+        id=raw["id"],
+        kind=raw["kind"],
+        title=raw["title"],
+        excerpt=raw["excerpt"],
+        score=raw["score"],
+        why=list(raw["why"]),
+    )
+
+
+def context_packet(out: dict[str, Any]) -> ContextPacket:
+    procedure = out.get("procedure")
+    return ContextPacket(
+        task=out["task"],
+        intent=out["intent"],
+        facts=[_item(i) for i in out["facts"]],
+        procedure=None if procedure is None else _item(procedure),
+        alternatives=[_item(i) for i in out["alternatives"]],
+        episodes=[_item(i) for i in out["episodes"]],
+        warnings=out["warnings"],
+        packet=cast(JSON, out),
+    )

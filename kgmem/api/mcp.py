@@ -1,0 +1,136 @@
+"""MCP: the agent tools of :mod:`kgmem.api.tools` over stdio and streamable HTTP.
+
+One low-level MCP server lists :data:`~kgmem.api.tools.TOOLS` (names, descriptions written
+for models, JSON Schemas) and runs a call through :func:`~kgmem.api.tools.call` in a worker
+thread (the tools do blocking store work). A tool's answer is its JSON as text and as
+structured content; an expected failure (bad argument, unknown memory, a refused lifecycle
+action) is a tool error in the one error shape, so the model can read and correct it;
+anything else is logged and masked.
+
+Who calls: over HTTP (``/mcp``, behind :class:`~kgmem.api.auth.KeyAuth`) the Bearer key's
+user, read from the HTTP request of each call; over stdio (``kgmem mcp``) the user the local
+process was started for. No tool takes a user id.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import HTTPConnection
+from starlette.routing import Route
+
+from kgmem import __version__
+from kgmem.api.accounts import Principal
+from kgmem.api.auth import principal_of
+from kgmem.api.errors import status_of
+from kgmem.api.services import Services
+from kgmem.api.tools import TOOLS, call
+from kgmem.config import Settings
+from kgmem.errors import KgmemError, Unauthenticated
+
+__all__ = ["McpEndpoint", "mcp_server"]
+
+log = logging.getLogger("kgmem.api")
+
+_INSTRUCTIONS = (
+    "Long-term memory that stores only what evidence supports. Search before you answer "
+    "(memory_search, or retrieve_memory for a task), cite what you used (memory_cite), "
+    "record whether it helped (record_outcome). Write with memory_remember (a short note) or "
+    "draft_memory (typed memories, each quoting the message it comes from, which "
+    "ingest_messages stores first)."
+)
+
+Caller = Callable[[Any], Principal]
+
+
+def _result(payload: dict[str, Any], error: bool = False) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=payload,
+        is_error=error,
+    )
+
+
+def _error(status: int, code: str, message: str, field: str | None) -> types.CallToolResult:
+    body = {"error": {"code": code, "status": status, "message": message, "field": field}}
+    return _result(body, error=True)
+
+
+def mcp_server(services: Services, caller: Caller) -> Server[Any]:
+    """The MCP server over ``services``; ``caller(ctx)`` says whom a request acts for."""
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t.name, description=t.description, input_schema=dict(t.schema))
+                for t in TOOLS.values()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            principal = caller(ctx)
+            found = await anyio.to_thread.run_sync(
+                call, services, principal, params.name, dict(params.arguments or {})
+            )
+        except KgmemError as exc:
+            status, code = status_of(exc)
+            if status >= 500:
+                log.error("MCP tool %s failed", params.name, exc_info=exc)
+                return _error(500, "internal", "internal error (logged on the server)", None)
+            field = getattr(exc, "field", None)
+            return _error(status, code, str(exc), field if isinstance(field, str) else None)
+        except Exception as exc:
+            log.error("MCP tool %s failed", params.name, exc_info=exc)
+            return _error(500, "internal", "internal error (logged on the server)", None)
+        return _result(found)
+
+    return Server(
+        "kgmem",
+        version=__version__,
+        instructions=_INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _http_caller(ctx: Any) -> Principal:
+    request = getattr(ctx, "request", None)
+    if not isinstance(request, HTTPConnection):
+        raise Unauthenticated("an MCP call over HTTP without its HTTP request")
+    return principal_of(request)
+
+
+class McpEndpoint:
+    """Streamable HTTP at ``/mcp``: :attr:`route` for the app, :meth:`running` for its
+    lifespan (the session manager's task group lives there)."""
+
+    def __init__(self, services: Services, settings: Settings) -> None:
+        hosts = [f"{settings.host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+        self.manager = StreamableHTTPSessionManager(
+            app=mcp_server(services, _http_caller),
+            security_settings=TransportSecuritySettings(
+                allowed_hosts=hosts,
+                allowed_origins=[f"http://{h}" for h in hosts],
+            ),
+        )
+        self.route = Route(
+            "/mcp", endpoint=StreamableHTTPASGIApp(self.manager), methods=["GET", "POST", "DELETE"]
+        )
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield

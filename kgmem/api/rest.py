@@ -1,0 +1,112 @@
+"""The REST surface under ``/api``: one declarative table of endpoints over the agent tools.
+
+Each :class:`Endpoint` names the tool it calls (:mod:`kgmem.api.tools`), its path and query
+parameters and whether it takes a JSON body; the routes and the OpenAPI document
+(:mod:`kgmem.api.openapi`, served at ``/api/openapi.json``) are both made from the table, so
+they cannot drift apart. A request's arguments are its body's fields, its query parameters
+and its path parameters, parsed once by the tool: an unknown field or parameter is refused
+with its name, and every refusal happens before anything is read or written.
+
+Memory ids in paths are the full IRI (URL-encoded) or the short id; the caller's key decides
+whose memory it is, so another user's id is a 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from kgmem.api.accounts import Principal
+from kgmem.api.auth import principal_of
+from kgmem.api.errors import error_response
+from kgmem.api.openapi import openapi_route
+from kgmem.api.rest_body import BodyError, has_body, read_json
+from kgmem.api.rest_table import ENDPOINTS, Endpoint
+from kgmem.api.services import Services
+from kgmem.api.tools import ArgumentError, call
+from kgmem.errors import KgmemError
+
+__all__ = ["rest_routes"]
+
+
+async def _arguments(request: Request, endpoint: Endpoint, cap: int) -> dict[str, object]:
+    raw: dict[str, object] = {}
+    if endpoint.body:
+        body = await read_json(request, cap)
+        if body is None and endpoint.body_required:
+            raise BodyError(400, "malformed", "this route needs a JSON object body", "body")
+        if body is not None and not isinstance(body, dict):
+            raise ArgumentError(None, "the body must be a JSON object")
+        for name in endpoint.path_params:
+            if body is not None and name in body:
+                raise ArgumentError(name, "unknown field (it is given by the URL)")
+        raw.update(body or {})
+    elif await has_body(request, cap):
+        raise BodyError(400, "malformed", "this route takes no body", "body")
+    raw.update(_query(request, endpoint))
+    raw.update(request.path_params)
+    return raw
+
+
+def _query(request: Request, endpoint: Endpoint) -> dict[str, object]:
+    params = {p.name: p for p in endpoint.query}
+    out: dict[str, object] = {}
+    for name in request.query_params:
+        param = params.get(name)
+        if param is None:
+            raise ArgumentError(name, "unknown query parameter")
+        values = request.query_params.getlist(name)
+        if not param.many and len(values) > 1:
+            raise ArgumentError(name, "give it once")
+        out[param.arg] = values if param.many else values[0]
+    return out
+
+
+def _rename(exc: KgmemError, endpoint: Endpoint) -> None:
+    """Name a query parameter as the URL does (``q``, not the tool's ``query``)."""
+    names = {p.arg: p.name for p in endpoint.query}
+    current = getattr(exc, "field", None)
+    if isinstance(current, str) and current in names:
+        exc.field = names[current]  # type: ignore[attr-defined]
+
+
+def _call(services: Services, principal: Principal, tool: str, raw: object) -> dict[str, Any]:
+    """Run a tool on this worker thread. A failure's tracebacks are dropped here: their
+    frames may hold store cursors, which must be freed on the thread that opened them."""
+    try:
+        return call(services, principal, tool, raw)
+    except Exception as exc:
+        seen: BaseException | None = exc
+        while seen is not None:
+            seen.__traceback__ = None
+            seen = seen.__cause__ or seen.__context__
+        raise
+
+
+def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+    async def handle(request: Request) -> Response:
+        principal = principal_of(request)
+        services: Services = request.app.state.services
+        try:
+            raw = await _arguments(request, endpoint, services.settings.max_body_bytes)
+            result = await run_in_threadpool(_call, services, principal, endpoint.tool, raw)
+        except BodyError as exc:
+            return error_response(exc.status, exc.code, exc.message, exc.field)
+        except KgmemError as exc:
+            _rename(exc, endpoint)
+            raise
+        return JSONResponse(result)
+
+    handle.__name__ = endpoint.tool
+    return handle
+
+
+def rest_routes() -> list[Route]:
+    """The REST routes and ``GET /api/openapi.json``."""
+    routes = [Route(e.route, _handler(e), methods=[e.method]) for e in ENDPOINTS]
+    return [*routes, openapi_route()]

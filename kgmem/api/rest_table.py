@@ -1,0 +1,155 @@
+"""The REST surface's endpoint table: each route's tool, parameters and body.
+
+The routes (:mod:`kgmem.api.rest`) and the OpenAPI document (:mod:`kgmem.api.openapi`) are
+both made from :data:`ENDPOINTS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgmem.api.tools import TOOLS, ManageAction, ReviewVerdict
+
+__all__ = ["ENDPOINTS", "Endpoint", "Param"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query parameter: its name in the URL, the tool argument it fills, and whether it
+    may repeat (``?kind=semantic&kind=episodic``)."""
+
+    name: str
+    arg: str
+    schema: Mapping[str, Any]
+    description: str = ""
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str  # as OpenAPI writes it: /api/memories/{id}
+    tool: str
+    summary: str
+    query: tuple[Param, ...] = ()
+    body: bool = False  # a JSON body with the tool's arguments (minus path and fixed ones)
+    body_required: bool = True
+    path_enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def path_params(self) -> tuple[str, ...]:
+        return tuple(p[1:-1] for p in self.path.split("/") if p.startswith("{"))
+
+    @property
+    def route(self) -> str:
+        """The Starlette path: an id may be a URL-encoded IRI, so it spans segments."""
+        return self.path.replace("{id}", "{id:path}")
+
+
+def _int(low: int, high: int) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+def _enum(values: list[str]) -> dict[str, Any]:
+    return {"type": "string", "enum": values}
+
+
+def _arg_schema(tool: str, arg: str) -> Mapping[str, Any]:
+    schema: Mapping[str, Any] = TOOLS[tool].schema["properties"][arg]
+    return schema.get("items", schema) if schema.get("type") == "array" else schema
+
+
+_LIMIT = Param("limit", "limit", _int(1, 1000), "At most this many (default 50).")
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        "POST",
+        "/api/memories/batch-draft",
+        "draft_memory",
+        "Draft 1 to batch_max memories through the write gate",
+        body=True,
+    ),
+    Endpoint(
+        "GET",
+        "/api/memories",
+        "list_memories",
+        "The caller's memories, newest first",
+        query=(
+            Param("kind", "kind", _arg_schema("list_memories", "kind")),
+            Param("status", "status", _arg_schema("list_memories", "status")),
+            _LIMIT,
+            Param("offset", "offset", _int(0, 10**6), "Skip this many."),
+        ),
+    ),
+    Endpoint(
+        "GET",
+        "/api/memories/{id}",
+        "get_memory",
+        "One memory: every field, claims, evidence and its decisions",
+    ),
+    Endpoint(
+        "POST",
+        "/api/memories/{id}/{action}",
+        "manage_memory",
+        "A lifecycle action: pin, unpin, archive, restore, forget, rate, revert",
+        body=True,
+        body_required=False,
+        path_enums={"action": tuple(a.value for a in ManageAction)},
+    ),
+    Endpoint(
+        "GET",
+        "/api/search",
+        "memory_search",
+        "Search memories, pages and notes (active only unless status says otherwise)",
+        query=(
+            Param("q", "query", _arg_schema("memory_search", "query"), "The query."),
+            Param("kind", "kinds", _arg_schema("memory_search", "kinds"), many=True),
+            Param("k", "k", _int(1, 100), "How many results (default 8)."),
+            Param("tag", "tags", _arg_schema("memory_search", "tags"), many=True),
+            Param("entity", "entity", _arg_schema("memory_search", "entity")),
+            Param("status", "statuses", _arg_schema("memory_search", "statuses"), many=True),
+            Param("since", "since", {"type": "string", "format": "date-time"}),
+            Param("until", "until", {"type": "string", "format": "date-time"}),
+        ),
+    ),
+    Endpoint(
+        "POST",
+        "/api/cite",
+        "memory_cite",
+        "The caller used this memory or page: its use count and ranking rise",
+        body=True,
+    ),
+    Endpoint("POST", "/api/remember", "memory_remember", "Keep a short note now", body=True),
+    Endpoint("POST", "/api/messages", "ingest_messages", "Ingest chat turns as sources", body=True),
+    Endpoint(
+        "POST",
+        "/api/context",
+        "retrieve_memory",
+        "A context packet for a task and intent (retrieve_memory)",
+        body=True,
+    ),
+    Endpoint(
+        "POST",
+        "/api/outcomes",
+        "record_outcome",
+        "How the memories used for a task performed",
+        body=True,
+    ),
+    Endpoint("GET", "/api/review", "review_inbox", "The review inbox", query=(_LIMIT,)),
+    Endpoint(
+        "POST",
+        "/api/review/{id}/{verdict}",
+        "review_decide",
+        "Approve or reject a pending memory",
+        path_enums={"verdict": tuple(v.value for v in ReviewVerdict)},
+    ),
+    Endpoint(
+        "GET",
+        "/api/decisions",
+        "decisions_feed",
+        "The decisions feed, newest first",
+        query=(_LIMIT,),
+    ),
+)

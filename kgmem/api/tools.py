@@ -1,0 +1,246 @@
+"""The agent tools, once, for every surface (REST, MCP, GraphQL).
+
+A tool is a plain function ``tool(services, principal, args)`` over the services, the caller
+and arguments parsed by its ``Args.parse`` (:mod:`kgmem.api.tools_args`: typed errors that
+name the field, unknown fields refused); it returns a JSON-able dict. No surface type
+(Starlette, MCP, strawberry) appears here, and the caller's user id is the only scope.
+
+:data:`TOOLS` lists them by name with a description written for models and the JSON Schema
+of their arguments (:mod:`kgmem.api.tools_schema`); :func:`call` parses and runs one:
+
+    call(services, principal, "remember", {"text": "prefers tea"})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from kgmem.api.accounts import Principal
+from kgmem.api.services import Services
+from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.api.tools_read import (
+    DecisionsArgs,
+    GetMemoryArgs,
+    ListMemoriesArgs,
+    RetrieveArgs,
+    ReviewInboxArgs,
+    SearchArgs,
+    decisions_feed,
+    get_memory,
+    list_memories,
+    retrieve_memory,
+    review_inbox,
+    search,
+)
+from kgmem.api.tools_schema import INPUTS, obj
+from kgmem.api.tools_write import (
+    CiteArgs,
+    DraftArgs,
+    IngestArgs,
+    ManageAction,
+    ManageArgs,
+    OutcomeArgs,
+    RememberArgs,
+    ReviewArgs,
+    ReviewVerdict,
+    cite,
+    draft,
+    ingest_messages,
+    manage_memory,
+    record_outcome,
+    remember,
+    review_decide,
+)
+from kgmem.memory import MemoryKind, MemoryStatus
+
+__all__ = [
+    "TOOLS",
+    "ArgumentError",
+    "CiteArgs",
+    "DecisionsArgs",
+    "DraftArgs",
+    "Fields",
+    "GetMemoryArgs",
+    "IngestArgs",
+    "ListMemoriesArgs",
+    "ManageAction",
+    "ManageArgs",
+    "OutcomeArgs",
+    "RememberArgs",
+    "RetrieveArgs",
+    "ReviewArgs",
+    "ReviewInboxArgs",
+    "ReviewVerdict",
+    "SearchArgs",
+    "Tool",
+    "call",
+    "cite",
+    "decisions_feed",
+    "draft",
+    "get_memory",
+    "ingest_messages",
+    "jsonable",
+    "list_memories",
+    "manage_memory",
+    "node_id",
+    "record_outcome",
+    "remember",
+    "retrieve_memory",
+    "review_decide",
+    "review_inbox",
+    "search",
+    "short_id",
+]
+
+Parse = Callable[[Services, Principal, object], Any]
+Run = Callable[[Services, Principal, Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One agent tool: its name, what it is for (for models), its argument schema, how its
+    arguments are parsed and what it does."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]
+    parse: Parse
+    run: Run
+
+
+def _tool(name: str, description: str, schema: Mapping[str, Any], parse: Parse, run: Run) -> Tool:
+    return Tool(name, description, schema, parse, run)
+
+
+_LIMIT = {"limit": {"type": "integer", "minimum": 1, "maximum": 1000}}
+
+TOOLS: Mapping[str, Tool] = MappingProxyType(
+    {
+        t.name: t
+        for t in (
+            _tool(
+                "memory_remember",
+                "Keep a short note now, e.g. something the user just said that may matter "
+                "later. Not a fact yet: notes fade over about two weeks unless consolidation "
+                "turns them into memories.",
+                INPUTS["remember"],
+                lambda s, p, raw: RememberArgs.parse(raw),
+                remember,
+            ),
+            _tool(
+                "memory_search",
+                "Search the user's memories, pages and notes. Returns the best matches with "
+                "ids, excerpts and why each matched. Filters: kinds, tags, entity, since/until, "
+                "statuses (default: active only).",
+                INPUTS["search"],
+                lambda s, p, raw: SearchArgs.parse(raw, s.settings.search_results),
+                search,
+            ),
+            _tool(
+                "memory_cite",
+                "Tell memory that you used a memory or page (by id) in your answer: its use "
+                "count and ranking go up. Only cite what you actually used.",
+                INPUTS["cite"],
+                lambda s, p, raw: CiteArgs.parse(raw, p.uid),
+                cite,
+            ),
+            _tool(
+                "draft_memory",
+                "Propose 1 to 25 structured memories. Each needs evidence: the exact quote from "
+                "a stored source (chat:<chat>#<turn>) or a reported_source. Each draft comes "
+                "back active, pending review, merged, discarded, quarantined or refused with "
+                "reasons.",
+                INPUTS["draft"],
+                lambda s, p, raw: DraftArgs.parse(raw, s),
+                draft,
+            ),
+            _tool(
+                "retrieve_memory",
+                "Before a task: get a context packet of the memories that apply (facts, the "
+                "best procedure, relevant episodes, their evidence, and warnings). intent is "
+                "execute, plan, answer, verify or debug.",
+                INPUTS["retrieve_memory"],
+                lambda s, p, raw: RetrieveArgs.parse(raw),
+                retrieve_memory,
+            ),
+            _tool(
+                "record_outcome",
+                "After a task: say how the memories you used performed: helpful, unused, "
+                "misleading or outdated. This changes their confidence and strength.",
+                INPUTS["record_outcome"],
+                lambda s, p, raw: OutcomeArgs.parse(raw, p.uid),
+                record_outcome,
+            ),
+            _tool(
+                "manage_memory",
+                "Change one memory: pin, unpin, archive, restore, forget (purges it), rate "
+                "(delta +1 or -1) or revert (undo the latest decision about it, or decision).",
+                INPUTS["manage_memory"],
+                lambda s, p, raw: ManageArgs.parse(raw, p.uid),
+                manage_memory,
+            ),
+            _tool(
+                "ingest_messages",
+                "Keep chat turns (chat, turn, role, text) as first-hand sources that drafts "
+                "can quote. Re-sending the same turn changes nothing; a different text under "
+                "the same chat and turn is refused.",
+                INPUTS["ingest_messages"],
+                lambda s, p, raw: IngestArgs.parse(raw),
+                ingest_messages,
+            ),
+            _tool(
+                "list_memories",
+                "List the user's memories, newest first, optionally by kind and status.",
+                obj(
+                    {
+                        "kind": {"type": "string", "enum": [k.value for k in MemoryKind]},
+                        "status": {"type": "string", "enum": [s.value for s in MemoryStatus]},
+                        "offset": {"type": "integer", "minimum": 0},
+                        **_LIMIT,
+                    }
+                ),
+                lambda s, p, raw: ListMemoriesArgs.parse(raw),
+                list_memories,
+            ),
+            _tool(
+                "get_memory",
+                "One memory with every field, its claims, evidence and decisions.",
+                obj({"id": INPUTS["cite"]["properties"]["id"]}, ("id",)),
+                lambda s, p, raw: GetMemoryArgs.parse(raw, p.uid),
+                get_memory,
+            ),
+            _tool(
+                "review_inbox",
+                "The memories waiting for the user's review, newest first.",
+                obj(dict(_LIMIT)),
+                lambda s, p, raw: ReviewInboxArgs.parse(raw),
+                review_inbox,
+            ),
+            _tool(
+                "review_decide",
+                "Approve (it becomes active) or reject (archived) a memory waiting for review.",
+                INPUTS["review"],
+                lambda s, p, raw: ReviewArgs.parse(raw, p.uid),
+                review_decide,
+            ),
+            _tool(
+                "decisions_feed",
+                "Every decision the write gate and the lifecycle made, newest first.",
+                obj(dict(_LIMIT)),
+                lambda s, p, raw: DecisionsArgs.parse(raw),
+                decisions_feed,
+            ),
+        )
+    }
+)
+
+
+def call(services: Services, principal: Principal, name: str, raw: object) -> dict[str, Any]:
+    """Parse ``raw`` as tool ``name``'s arguments and run it for ``principal``."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise ArgumentError("tool", f"no tool named {name!r}")
+    return tool.run(services, principal, tool.parse(services, principal, raw))

@@ -1,0 +1,241 @@
+"""The reading agent tools: list and get memories, search, retrieve_memory, the review inbox
+and the decisions feed. Each is ``tool(services, principal, args)`` with ``args`` parsed once
+by ``Args.parse`` (see :mod:`kgmem.api.tools_args`); results are JSON-able dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rdflib import URIRef
+
+from kgmem.api.accounts import Principal
+from kgmem.api.services import Services
+from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.memory import (
+    DecisionRecord,
+    MemoryKind,
+    MemoryList,
+    MemoryRecord,
+    MemoryStatus,
+    MemorySummary,
+    NodeKind,
+)
+from kgmem.retrieval import Intent
+
+__all__ = [
+    "DecisionsArgs",
+    "GetMemoryArgs",
+    "ListMemoriesArgs",
+    "RetrieveArgs",
+    "ReviewInboxArgs",
+    "SearchArgs",
+    "decisions_feed",
+    "decisions_json",
+    "get_memory",
+    "list_memories",
+    "memory_json",
+    "retrieve_memory",
+    "review_inbox",
+    "search",
+    "summary_json",
+]
+
+_HISTORY = 10_000  # decisions read to show one memory's history
+
+
+def summary_json(summary: MemorySummary) -> dict[str, Any]:
+    out: dict[str, Any] = jsonable(summary)
+    out["id"] = out.pop("iri")
+    out["short_id"] = short_id(summary.iri)
+    return out
+
+
+def memory_json(record: MemoryRecord) -> dict[str, Any]:
+    out: dict[str, Any] = jsonable(record)
+    out.pop("graph", None)
+    out["id"] = out.pop("iri")
+    out["short_id"] = short_id(record.iri)
+    return out
+
+
+def decisions_json(records: list[DecisionRecord]) -> list[dict[str, Any]]:
+    out = []
+    for record in records:
+        item: dict[str, Any] = jsonable(record)
+        item["id"] = item.pop("iri")
+        item["short_id"] = short_id(record.iri)
+        out.append(item)
+    return out
+
+
+# -- memories ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListMemoriesArgs:
+    kind: MemoryKind | None = None
+    status: MemoryStatus | None = None
+    limit: int = 50
+    offset: int = 0
+
+    @classmethod
+    def parse(cls, raw: object) -> ListMemoriesArgs:
+        f = Fields(raw)
+        args = cls(
+            f.choice("kind", MemoryKind),
+            f.choice("status", MemoryStatus),
+            f.integer("limit", default=50, low=1, high=1000),
+            f.integer("offset", default=0, low=0, high=10**6),
+        )
+        f.done()
+        return args
+
+
+def list_memories(
+    services: Services, principal: Principal, args: ListMemoriesArgs
+) -> dict[str, Any]:
+    """The caller's memories, newest first (quarantined ones with status=quarantined)."""
+    found = MemoryList(services.store, services.queries).memories(
+        principal.uid, args.kind, args.status, limit=args.limit, offset=args.offset
+    )
+    return {"memories": [summary_json(s) for s in found]}
+
+
+@dataclass(frozen=True)
+class GetMemoryArgs:
+    id: URIRef
+
+    @classmethod
+    def parse(cls, raw: object, uid: str) -> GetMemoryArgs:
+        f = Fields(raw)
+        memory = node_id(uid, f.raw("id"), NodeKind.MEMORY)
+        f.done()
+        return cls(memory)
+
+
+def get_memory(services: Services, principal: Principal, args: GetMemoryArgs) -> dict[str, Any]:
+    """Every field of one memory, its claims, evidence and the decisions about it."""
+    record = services.lifecycle.get(principal.uid, args.id)
+    out = memory_json(record)
+    feed = services.lifecycle.decisions.feed(principal.uid, limit=_HISTORY)
+    out["decisions"] = decisions_json([d for d in feed if d.target == args.id])
+    return out
+
+
+# -- search and context ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    query: str
+    k: int
+    kinds: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    entity: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    statuses: tuple[str, ...] | None = None
+
+    @classmethod
+    def parse(cls, raw: object, default_k: int = 8) -> SearchArgs:
+        f = Fields(raw)
+        args = cls(
+            f.required_text("query"),
+            f.integer("k", default=default_k, low=1, high=100),
+            f.texts("kinds", maximum=20, each=32),
+            f.texts("tags", maximum=20, each=64),
+            f.text("entity", maximum=500),
+            f.when("since"),
+            f.when("until"),
+            f.texts("statuses", maximum=20, each=32),
+        )
+        f.done()
+        if args.since and args.until and args.since >= args.until:
+            raise ArgumentError("since", "must be before until")
+        return args
+
+
+def search(services: Services, principal: Principal, args: SearchArgs) -> dict[str, Any]:
+    """memory_search: the best memories, pages and notes for a query, each with why."""
+    span = None if args.since is None and args.until is None else (args.since, args.until)
+    hits = services.search.memory_search(
+        principal.uid,
+        args.query,
+        args.k,
+        kinds=args.kinds,
+        tags=args.tags,
+        entity=args.entity,
+        time_range=span,
+        statuses=args.statuses,
+    )
+    results = []
+    for hit in hits:
+        item: dict[str, Any] = jsonable(hit)
+        item["short_id"] = short_id(hit.id)
+        results.append(item)
+    return {"query": args.query, "results": results}
+
+
+@dataclass(frozen=True)
+class RetrieveArgs:
+    task: str
+    intent: Intent
+    k: int = 30
+
+    @classmethod
+    def parse(cls, raw: object) -> RetrieveArgs:
+        f = Fields(raw)
+        task = f.required_text("task")
+        intent = f.choice("intent", Intent) or Intent.EXECUTE
+        args = cls(task, intent, f.integer("k", default=30, low=1, high=100))
+        f.done()
+        return args
+
+
+def retrieve_memory(services: Services, principal: Principal, args: RetrieveArgs) -> dict[str, Any]:
+    """A context packet for a task and intent: facts, one best procedure, episodes, their
+    evidence and warnings."""
+    packet = services.retrieval.retrieve_memory(principal.uid, args.task, args.intent, k=args.k)
+    out: dict[str, Any] = jsonable(packet)
+    return out
+
+
+# -- review inbox and decisions ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewInboxArgs:
+    limit: int = 50
+
+    @classmethod
+    def parse(cls, raw: object) -> ReviewInboxArgs:
+        f = Fields(raw)
+        args = cls(f.integer("limit", default=50, low=1, high=1000))
+        f.done()
+        return args
+
+
+def review_inbox(services: Services, principal: Principal, args: ReviewInboxArgs) -> dict[str, Any]:
+    """Drafts waiting for a person, newest first."""
+    found = MemoryList(services.store, services.queries).inbox(principal.uid, limit=args.limit)
+    return {"memories": [summary_json(s) for s in found]}
+
+
+@dataclass(frozen=True)
+class DecisionsArgs:
+    limit: int = 50
+
+    @classmethod
+    def parse(cls, raw: object) -> DecisionsArgs:
+        f = Fields(raw)
+        args = cls(f.integer("limit", default=50, low=1, high=1000))
+        f.done()
+        return args
+
+
+def decisions_feed(services: Services, principal: Principal, args: DecisionsArgs) -> dict[str, Any]:
+    """Every gate and lifecycle decision, newest first; each can be reverted."""
+    records = services.lifecycle.decisions.feed(principal.uid, limit=args.limit)
+    return {"decisions": decisions_json(records)}

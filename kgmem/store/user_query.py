@@ -1,0 +1,227 @@
+"""A user's own SPARQL query: the graphs it may read, and one run bounded in time and size.
+
+A caller-supplied query never chooses what it reads. Its dataset is built here from the
+caller's user id alone:
+
+* by default, the default graph is the union of the caller's standing graphs
+  (:attr:`~kgmem.store.graphs.UserGraphs.standing`) and every installed catalogue graph, and
+  ``GRAPH ?g`` ranges over the same graphs;
+* a query's ``FROM`` / ``FROM NAMED`` (or the SPARQL protocol's ``default-graph-uri`` /
+  ``named-graph-uri``, which take precedence, as the protocol says) may only *narrow* that:
+  naming any other graph (another user's, a proposal, the outbox, shapes, the accounts) is
+  :class:`~kgmem.errors.Forbidden`, whether or not it exists;
+* the dataset is always passed to the store explicitly, so a ``GRAPH <iri>`` of a graph
+  outside it matches nothing, and ``FROM`` clauses this module misreads can only narrow the
+  caller's own view, never widen it.
+
+:class:`UserQueries` runs one such query on a worker thread. Updates, ``LOAD`` and
+``SERVICE`` are refused before anything runs (:meth:`TripleStore.query_text`). A query
+that returns more than ``limit`` rows or triples raises
+:class:`~kgmem.errors.ResultLimitExceeded`; one that has not finished after ``timeout``
+seconds raises :class:`~kgmem.errors.QueryTimeout`. Oxigraph cannot cancel a running query:
+a timed-out one is abandoned and ends on its own (the result cap ends streaming ones early).
+At most ``slots`` queries run at once, so abandoned queries cannot pile up; a query that
+waits for a slot spends its own time budget waiting.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Iterable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+from rdflib import URIRef
+
+from kgmem.errors import Forbidden, GraphNameError, QueryTimeout
+from kgmem.store.base import Dataset, QueryResult, TripleStore
+from kgmem.store.graphs import GraphKind, UserGraphs, parse_graph
+from kgmem.store.queries import _tokens
+from kgmem.vocab import PREFIXES
+
+__all__ = ["DatasetRequest", "UserQueries", "dataset_clause", "readable_by", "user_dataset"]
+
+
+@dataclass(frozen=True)
+class DatasetRequest:
+    """The graphs a query names (``FROM`` / ``FROM NAMED``) or a protocol request names
+    (``default-graph-uri`` / ``named-graph-uri``); empty when it names none."""
+
+    default: tuple[URIRef, ...] = ()
+    named: tuple[URIRef, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.default or self.named)
+
+
+def readable_by(uid: str, graph: URIRef) -> bool:
+    """Whether user ``uid`` may read ``graph``: one of its standing graphs, or a catalogue graph.
+
+    >>> readable_by("alice", URIRef("urn:kgmem:user:alice:kg"))
+    True
+    >>> readable_by("alice", URIRef("urn:kgmem:user:bob:kg"))
+    False
+    >>> readable_by("alice", URIRef("urn:kgmem:user:alice:outbox"))
+    False
+    """
+    if graph in UserGraphs(uid).standing:
+        return True
+    try:
+        return parse_graph(graph).kind is GraphKind.CATALOGUE
+    except GraphNameError:
+        return False
+
+
+def user_dataset(
+    uid: str,
+    installed: Iterable[URIRef],
+    *,
+    requested: DatasetRequest | None = None,
+    declared: DatasetRequest | None = None,
+) -> Dataset:
+    """The dataset of a query by ``uid`` on a store holding the graphs ``installed``.
+
+    ``requested`` (the protocol's graph parameters) wins over ``declared`` (the query's own
+    ``FROM`` clauses); both may only name graphs :func:`readable_by` the user.
+    """
+    requested, declared = requested or DatasetRequest(), declared or DatasetRequest()
+    for graph in (*requested.default, *requested.named, *declared.default, *declared.named):
+        if not readable_by(uid, graph):
+            raise Forbidden(
+                f"graph <{graph}> is not readable here: a query reads only your own graphs "
+                "and the catalogue"
+            )
+    chosen = requested or declared
+    if chosen:
+        return Dataset(default=chosen.default, named=chosen.named)
+    catalogue = tuple(g for g in installed if readable_by(uid, g))
+    everything = tuple(dict.fromkeys((*UserGraphs(uid).standing, *catalogue)))
+    return Dataset(default=everything, named=everything)
+
+
+def dataset_clause(text: str) -> DatasetRequest:
+    """The graphs a query's ``FROM`` and ``FROM NAMED`` clauses name.
+
+    Prefixed names resolve with the query's own ``PREFIX`` declarations over kgmem's
+    standard prefixes; relative IRIs against its ``BASE``.
+
+    >>> clause = dataset_clause("PREFIX u: <urn:kgmem:user:a:> SELECT * FROM u:kg "
+    ...                         "FROM NAMED <urn:x> WHERE { ?s ?p ?o }")
+    >>> [str(g) for g in clause.default], [str(g) for g in clause.named]
+    (['urn:kgmem:user:a:kg'], ['urn:x'])
+    """
+    prefixes, base = dict(PREFIXES), ""
+    default: list[URIRef] = []
+    named: list[URIRef] = []
+    tokens = _significant(text)
+    depth = 0
+    for i, (kind, value) in enumerate(tokens):
+        if kind == "brace":
+            depth += 1 if value == "{" else -1
+        following = tokens[i + 1 : i + 3]
+        keyword = value.upper() if kind == "word" else ""
+        if keyword == "PREFIX" and len(following) == 2 and following[1][0] == "iri":
+            prefixes[following[0][1].rstrip(":")] = _resolve(following[1][1][1:-1], base)
+        elif keyword == "BASE" and following and following[0][0] == "iri":
+            base = _resolve(following[0][1][1:-1], base)
+        elif keyword == "FROM" and depth == 0 and following:
+            into, target = default, following[0]
+            if target[0] == "word" and target[1].upper() == "NAMED" and len(following) == 2:
+                into, target = named, following[1]
+            graph = _graph_name(target, prefixes, base)
+            if graph is not None:
+                into.append(graph)
+    return DatasetRequest(tuple(default), tuple(named))
+
+
+def _significant(text: str) -> list[tuple[str, str]]:
+    """(kind, text) of each token but comments; a prefixed name whose local part holds ':'
+    (``u:a:kg``) comes out of the tokenizer in pieces and is joined again."""
+    tokens: list[tuple[str, str]] = []
+    end = -1
+    for match in _tokens(text):
+        kind = match.lastgroup or ""
+        if kind == "comment":
+            continue
+        if kind == "word" and tokens and tokens[-1][0] == "word" and match.start() == end:
+            tokens[-1] = ("word", tokens[-1][1] + match.group())
+        else:
+            tokens.append((kind, match.group()))
+        end = match.end()
+    return tokens
+
+
+def _resolve(iri: str, base: str) -> str:
+    return urljoin(base, iri) if base else iri
+
+
+def _graph_name(token: tuple[str, str], prefixes: dict[str, str], base: str) -> URIRef | None:
+    kind, value = token
+    if kind == "iri":
+        return URIRef(_resolve(value[1:-1], base))
+    if kind == "word" and ":" in value:
+        prefix, _, local = value.partition(":")
+        if prefix in prefixes:
+            return URIRef(prefixes[prefix] + local)
+    return None  # not a graph name: the query is malformed and the store will say so
+
+
+class UserQueries:
+    """Run users' own read-only queries, each scoped to its user, capped and timed."""
+
+    def __init__(self, store: TripleStore, *, limit: int, timeout: float, slots: int = 2) -> None:
+        self._store, self.limit, self.timeout = store, limit, timeout
+        self._slots = threading.BoundedSemaphore(slots)
+
+    def dataset(self, uid: str, text: str, requested: DatasetRequest | None = None) -> Dataset:
+        """The dataset ``text`` reads when ``uid`` runs it (see :func:`user_dataset`)."""
+        return user_dataset(
+            uid, self._store.graphs(), requested=requested, declared=dataset_clause(text)
+        )
+
+    def run(self, uid: str, text: str, requested: DatasetRequest | None = None) -> QueryResult:
+        """Run ``text`` for ``uid``; blocks for at most :attr:`timeout` seconds."""
+        deadline = time.monotonic() + self.timeout
+        dataset = self.dataset(uid, text, requested)
+        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise QueryTimeout(self.timeout, waited=True)
+        outcome: Future[QueryResult] = Future()
+        worker = threading.Thread(
+            target=self._work, args=(text, dataset, outcome), name="kgmem-user-query", daemon=True
+        )
+        try:
+            worker.start()
+        except BaseException:
+            self._slots.release()
+            raise
+        try:
+            return outcome.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            raise QueryTimeout(self.timeout) from None
+
+    def _work(self, text: str, dataset: Dataset, outcome: Future[QueryResult]) -> None:
+        try:
+            outcome.set_result(self._store.query_text(text, dataset=dataset, limit=self.limit))
+        except BaseException as exc:  # handed to the caller, who may have stopped waiting
+            _clear_locals(exc)
+            outcome.set_exception(exc)
+        finally:
+            self._slots.release()
+
+
+def _clear_locals(exc: BaseException) -> None:
+    """Free what the frames of ``exc``'s traceback hold, here on the worker thread.
+
+    A pyoxigraph result iterator must be dropped on the thread that made it; the exception
+    travels to the caller's thread with its traceback, which would drop it there.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        current = current.__cause__ or current.__context__
