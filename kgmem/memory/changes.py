@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from rdflib import URIRef
+from rdflib.term import Node
 
 from kgmem.memory.existing import ActiveClaims, claim_value
 from kgmem.memory.records import ClaimRecord
@@ -19,14 +20,33 @@ def net_change(store: TripleStore, add: Iterable[Quad], remove: Iterable[Quad]) 
     change, so reverting it restores exactly the state before."""
     add, remove = list(dict.fromkeys(add)), list(dict.fromkeys(remove))
     both = set(add) & set(remove)
+    present = _Presence(store)
     return Changeset.of(
-        [q for q in add if q not in both and not _present(store, q)],
-        [q for q in remove if q not in both and _present(store, q)],
+        [q for q in add if q not in both and not present(q)],
+        [q for q in remove if q not in both and present(q)],
     )
 
 
-def _present(store: TripleStore, quad: Quad) -> bool:
-    return any(True for _ in store.quads(quad.graph, quad.subject, quad.predicate, quad.object))
+class _Presence:
+    """Whether a quad is in the store; a node the store has nothing about (a memory, claim
+    or evidence minted for this change) answers for all its quads with one lookup."""
+
+    def __init__(self, store: TripleStore) -> None:
+        self._store = store
+        self._known: dict[tuple[URIRef, Node], bool] = {}
+
+    def __call__(self, quad: Quad) -> bool:
+        key = (quad.graph, quad.subject)
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = _any(self._store.quads(quad.graph, quad.subject))
+        return known and _any(
+            self._store.quads(quad.graph, quad.subject, quad.predicate, quad.object)
+        )
+
+
+def _any(quads: Iterable[Quad]) -> bool:
+    return any(True for _ in quads)
 
 
 def fact_quads(claims: Sequence[ClaimRecord], graph: URIRef) -> list[Quad]:

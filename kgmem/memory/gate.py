@@ -7,10 +7,21 @@ activate, the rest wait in the review inbox; review mode: every agent write wait
 validate the change as a graph, and record the decision with the exact change it made.
 
 Batches: malformed input (size outside 1..batch_max, a bad field) refuses the whole batch
-before anything is read. Otherwise drafts are decided in order, each with its own outcome:
-a draft that fails grounding or validation is refused with its reasons while the others go
-on, and each accepted draft is committed in its own store transaction (never half-written),
-so a later draft of the batch sees the earlier ones (a repeat in one batch is discarded).
+before anything is read. Otherwise drafts are decided in order, each with its own outcome,
+and each sees the earlier drafts' changes (a repeat in one batch is discarded), through a
+:class:`~kgmem.memory.overlay.BatchView` that lays them over the store. A draft that fails
+grounding or validation is refused with its reasons while the others go on.
+
+Validation runs once, on the batch's whole change. Only when that has violations is each
+draft validated on its own, in order, against the store plus the drafts accepted before it,
+so the refusal names the draft and its violations; the drafts after a refused one are then
+decided again, without it. (So a draft whose change breaks a shape that a later draft of
+the same batch repairs is accepted: the batch, as written, conforms.)
+
+The batch is atomic: the accepted drafts are written in one store commit, with the write
+lock held from the first read to the commit, so a crash or an error leaves either all of
+them or none. Reported sources (``reported_source``) are recorded as they are read, before
+the commit, as sources always are.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from kgmem.memory.entities import EntityResolver
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
+from kgmem.memory.overlay import BatchView
 from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
 from kgmem.memory.prepass import ExistingClaim
 from kgmem.memory.source_inputs import MessageIn
@@ -115,33 +127,57 @@ class WriteGate:
         """Run a batch of drafts through the gate; see the module docstring."""
         drafts = self.parse(payloads)
         mode = mode or self.mode(uid)
-        results = []
-        for index, draft in enumerate(drafts):
-            with self._store.transaction() as tx:
-                work = self._one(uid, index, draft, actor, mode, account_name or uid)
-                tx.add(*work.change_add)
-                tx.remove(*work.change_remove)
-            results.append(work.result)
-        return BatchResult(tuple(results))
+        account = account_name or uid
+        with self._store.transaction() as tx:
+            view = BatchView(self._store)
+            works: list[Work] = []
+            for index, draft in enumerate(drafts):
+                drafts[index] = self._reported(uid, draft)
+                works.append(
+                    self.decide(uid, index, drafts[index], actor, mode, account, store=view)
+                )
+                view.apply(works[-1].change_add, works[-1].change_remove)
+            if view and not self._validation.validate(uid, view.changeset()).conforms:
+                view = self._one_by_one(uid, drafts, works, actor, mode, account)
+            change = view.changeset()
+            tx.remove(*change.remove)
+            tx.add(*change.add)
+        return BatchResult(tuple(w.result for w in works))
 
-    def _one(
+    def _one_by_one(
         self,
         uid: str,
-        index: int,
-        draft: DraftMemory,
+        drafts: Sequence[DraftMemory],
+        works: list[Work],
         actor: Actor,
         mode: WriteMode,
         account: str,
-    ) -> Work:
-        work = self.decide(uid, index, self._reported(uid, draft), actor, mode, account)
-        return self.validated(uid, index, work)
+    ) -> BatchView:
+        """Validate each draft against the ones accepted before it; once one is refused, the
+        later ones were decided with it in view, so they are decided again. ``works`` is
+        updated in place; returns the view of the accepted drafts."""
+        view = BatchView(self._store)
+        stale = False
+        for index, draft in enumerate(drafts):
+            if stale:
+                works[index] = self.decide(uid, index, draft, actor, mode, account, store=view)
+            work = works[index]
+            works[index] = self.validated(uid, index, work, store=view)
+            if works[index] is not work:
+                stale = True
+            view.apply(works[index].change_add, works[index].change_remove)
+        return view
 
-    def validated(self, uid: str, index: int, work: Work) -> Work:
-        """``work`` if its change validates (or it was refused anyway), else a refusal that
-        names the violations; nothing is written."""
+    def validated(
+        self, uid: str, index: int, work: Work, *, store: TripleStore | None = None
+    ) -> Work:
+        """``work`` if its change validates against ``store`` (the gate's store by default)
+        or it was refused anyway, else a refusal that names the violations; nothing is
+        written."""
         if work.result.outcome is Outcome.REFUSED:
             return work
-        report = self._validation.validate(uid, Changeset.of(work.change_add, work.change_remove))
+        change = Changeset.of(work.change_add, work.change_remove)
+        report = self._validation.validate(uid, change, store=store)
         if report.conforms:
             return work
         return Work(
@@ -167,18 +203,23 @@ class WriteGate:
         resolver: EntityResolver | None = None,
         effective: EffectiveOntology | None = None,
         needs_terms: Sequence[URIRef] = (),
+        store: TripleStore | None = None,
     ) -> Work:
-        """Plan and decide one draft against the store as it is; nothing is validated or
-        written. Consolidation's reconcile stage calls this with the pass's own entity
-        bindings (``resolver``), the ontology as the pass's schema delta will make it
-        (``effective``) and the terms it deferred (``needs_terms``: the memory waits)."""
+        """Plan and decide one draft against the store as it is (or as ``store``, a
+        :class:`BatchView`, shows it); nothing is validated or written. Consolidation's
+        reconcile stage calls this with the pass's own entity bindings (``resolver``), the
+        ontology as the pass's schema delta will make it (``effective``) and the terms it
+        deferred (``needs_terms``: the memory waits)."""
+        if resolver is None and store is not None:
+            resolver = EntityResolver(store, self._queries)
         plan, effective = self.plan(uid, draft, account, resolver=resolver, effective=effective)
         plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
         if not plan.grounded:
             reasons = tuple(plan.refusals) or ("no evidence",)
             return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons))
-        existing = self.existing(uid, plan, effective)
-        return Decider(self.deps(), uid, index, draft, plan, actor, mode, existing).run()
+        existing = self.existing(uid, plan, effective, store=store)
+        deps = self.deps(store=store)
+        return Decider(deps, uid, index, draft, plan, actor, mode, existing).run()
 
     def plan(
         self,
@@ -212,18 +253,20 @@ class WriteGate:
         effective: EffectiveOntology,
         *,
         exclude: Collection[URIRef] = (),
+        store: TripleStore | None = None,
     ) -> list[ExistingClaim]:
-        """The active claims the pre-pass weighs ``plan`` against, except those of the
-        memories in ``exclude`` (a derivation's own inputs)."""
-        found = self._active.about(uid, plan.claims, effective.is_functional, self._order)
+        """The active claims the pre-pass weighs ``plan`` against (as ``store`` shows them),
+        except those of the memories in ``exclude`` (a derivation's own inputs)."""
+        active = self._active if store is None else ActiveClaims(store, self._queries)
+        found = active.about(uid, plan.claims, effective.is_functional, self._order)
         return [e for e in found if e.memory not in exclude]
 
-    def deps(self) -> GateDeps:
-        """What a :class:`Decider` needs, as of now."""
+    def deps(self, *, store: TripleStore | None = None) -> GateDeps:
+        """What a :class:`Decider` needs, as of now (reading through ``store`` if given)."""
         return GateDeps(
-            self._store,
+            self._store if store is None else store,
             self._ontology,
-            self._active,
+            self._active if store is None else ActiveClaims(store, self._queries),
             self.decisions,
             self._settings,
             self._order,

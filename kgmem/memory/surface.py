@@ -220,8 +220,11 @@ def _same(needle: str, hay: str) -> bool:
     return needle == hay or not _forms(needle).isdisjoint(_forms(hay))
 
 
+@lru_cache(maxsize=4096)
 def phrase(text: str) -> tuple[str, ...]:
-    """The canonical words of a name or value, without a leading article ("the Beatles")."""
+    """The canonical words of a name or value, without a leading article ("the Beatles").
+
+    Cached: grounding compares every name of a draft with every other, again and again."""
     words = tuple(t.norm for t in analyse(text).words())
     while len(words) > 1 and words[0] in _ARTICLES:
         words = words[1:]

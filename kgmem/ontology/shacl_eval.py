@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
@@ -59,11 +59,11 @@ class ShapesProgram:
 
     def validate(
         self,
-        data: Graph,
+        data: Iterable[tuple[Node, Node, Node]],
         hierarchy: ClassHierarchy,
         focus_nodes: Iterable[Node] | None = None,
         *,
-        sparql_extra: Graph | None = None,
+        sparql_extra: Iterable[tuple[Node, Node, Node]] | None = None,
     ) -> ValidationReport:
         """Validate ``data``; with ``focus_nodes``, only those nodes, against every shape that
         targets them. ``sparql_extra`` is unioned into the graph sh:sparql queries see."""
@@ -85,7 +85,7 @@ class _Index:
     by_predicate: dict[Node, list[tuple[Node, Node]]]
 
     @classmethod
-    def of(cls, graph: Graph) -> _Index:
+    def of(cls, graph: Iterable[tuple[Node, Node, Node]]) -> _Index:
         out: _Edges = {}
         into: _Edges = {}
         by_predicate: dict[Node, list[tuple[Node, Node]]] = {}

@@ -174,7 +174,7 @@ class SparqlData:
     Built on first use, so a validation that runs no sh:sparql constraint never pays for it.
     """
 
-    graphs: tuple[Graph, ...]
+    graphs: tuple[Iterable[tuple[Node, Node, Node]], ...]
     _store: ox.Store | None = None
     _to_ox: dict[Node, ox.NamedNode | ox.BlankNode | ox.Literal] = field(default_factory=dict)
     _back: dict[object, Node] = field(default_factory=dict)

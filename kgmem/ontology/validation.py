@@ -20,7 +20,7 @@ from kgmem.errors import OntologyError
 from kgmem.ontology.axioms import check_axioms
 from kgmem.ontology.delta import DeltaPatch
 from kgmem.ontology.effective import EffectiveOntology
-from kgmem.ontology.neighbourhood import constrained_predicates, neighbourhood
+from kgmem.ontology.neighbourhood import Triples, constrained_predicates, neighbourhood
 from kgmem.ontology.report import PatchReport, Violation, ViolationKind
 from kgmem.ontology.service import OntologyService
 from kgmem.ontology.shacl import ShapesProgram, compile_shapes
@@ -57,9 +57,16 @@ class ValidationService:
             self._program = None
 
     def validate(
-        self, uid: str, instance: Changeset, delta: DeltaPatch | None = None
+        self,
+        uid: str,
+        instance: Changeset,
+        delta: DeltaPatch | None = None,
+        *,
+        store: TripleStore | None = None,
     ) -> PatchReport:
-        """Check ``instance`` (and ``delta``) for ``uid``; nothing is written."""
+        """Check ``instance`` (and ``delta``) for ``uid``; nothing is written. The patch's
+        surroundings are read from ``store`` (a view of this store with changes not yet
+        committed, say), by default from the store itself."""
         effective = self._ontology.effective(uid)
         violations: list[Violation] = []
         if delta is not None:
@@ -72,7 +79,11 @@ class ValidationService:
                 )
         self.program()  # compiles the shapes and the predicates they constrain, once
         data, focus = neighbourhood(
-            self._store, UserGraphs(uid), instance, self._constrained, effective.is_functional
+            self._store if store is None else store,
+            UserGraphs(uid),
+            instance,
+            self._constrained,
+            effective.is_functional,
         )
         effective = effective.extend(_terms(data))
         violations += self._shacl(data, effective, focus)
@@ -80,7 +91,7 @@ class ValidationService:
         return PatchReport(tuple(violations), tuple(focus), len(data))
 
     def _shacl(
-        self, data: Graph, effective: EffectiveOntology, focus: list[Node]
+        self, data: Triples, effective: EffectiveOntology, focus: list[Node]
     ) -> list[Violation]:
         report = self.program().validate(data, effective, focus)
         return [
@@ -102,7 +113,7 @@ def _component_name(component: URIRef) -> str:
     return str(component).rsplit("#", 1)[-1]
 
 
-def _terms(data: Graph) -> set[URIRef]:
+def _terms(data: Triples) -> set[URIRef]:
     terms: set[URIRef] = set()
     for _, p, o in data:
         if isinstance(p, URIRef):

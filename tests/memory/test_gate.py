@@ -10,7 +10,7 @@ from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Actor, Outcome, WriteMode
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.source_inputs import MessageIn
-from kgmem.store import Changeset
+from kgmem.store import Changeset, RdfFormat, shapes_graph
 from kgmem.vocab import KGM, SDO
 from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
 
@@ -281,3 +281,74 @@ def test_authority_order_setting_changes_who_wins(world: World, home: object) ->
     [new] = gate.draft("alice", [draft], account_name="Alice").items
     # with tools ranked above users, a newer tool record supersedes the user's statement
     assert new.outcome is Outcome.ACTIVE and new.superseded == (old.memory,)
+
+
+# -- batches: one view, one validation, one commit ------------------------------------------
+
+_SHORT_TITLES = b"""
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix kgm: <https://w3id.org/kgmem/ns#> .
+<urn:test:ShortTitle> a sh:NodeShape ;
+    sh:targetClass kgm:Memory ;
+    sh:property [ sh:path kgm:title ; sh:maxLength 30 ; sh:message "title too long" ] .
+"""
+
+
+def _short_titles(world: World) -> None:
+    """An extra shape a draft can break without failing grounding (a long title)."""
+    world.store.load(_SHORT_TITLES, RdfFormat.TURTLE, shapes_graph("test-short-titles"))
+
+
+def test_batch_merges_into_a_memory_an_earlier_item_created(world: World) -> None:
+    first = world.say("user", "I work at Acme.")
+    second = world.say("user", "I work at Acme and I like jazz.")
+    more = works_at(second)
+    more["claims"].append({"subject": "I", "predicate": "kgm:likes", "value": "jazz"})
+    more["evidence"].append({"source": second, "quote": "I like jazz"})
+    created, merged = world.draft(works_at(first), more)
+    assert created.outcome is Outcome.ACTIVE
+    assert merged.outcome is Outcome.MERGED and merged.memory == created.memory
+    memory = world.memory(created.memory)
+    assert len(memory.claims) == 2 and len(memory.evidence) == 3
+    # one Acme entity, made by the first item and found by the second
+    acme = list(world.store.quads(ALICE.kg, None, KGM.nameKey, Literal("acme")))
+    assert len(acme) == 1
+
+
+def test_batch_refuses_only_the_item_that_breaks_a_shape(world: World) -> None:
+    _short_titles(world)
+    msg = world.say("user", "I work at Acme.")
+    other = world.say("user", "I work at Globex.")
+    long_title = works_at(msg, title="Alice works at Acme, and this title is far too long")
+    refused, created, repeat, globex = world.draft(
+        long_title, works_at(msg), works_at(msg), works_at(other, "Globex")
+    )
+    assert refused.outcome is Outcome.REFUSED and refused.memory is None
+    assert "title too long" in refused.reasons and refused.violations
+    # decided again without the refused item: the second creates, the third repeats it
+    assert created.outcome is Outcome.ACTIVE
+    assert repeat.outcome is Outcome.DISCARDED and repeat.memory == created.memory
+    assert globex.outcome is Outcome.ACTIVE
+    assert world.memory(created.memory).title == "Alice works at Acme"
+    assert {m for m in world.store.quads(ALICE.kg, None, KGM.kind)} and all(
+        "too long" not in str(q.object) for q in world.store.quads(ALICE.kg, None, KGM.title)
+    )
+    feed = world.gate.decisions.feed("alice")
+    assert len(feed) == 3  # the refused item recorded nothing
+
+
+def test_batch_is_written_all_or_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = world.say("user", "I work at Acme.")
+    second = world.say("user", "I work at Globex.")
+    before = world.store.count()
+    decide = world.gate.decide
+
+    def failing(*args: object, **kw: object) -> object:
+        if args[1] == 1:
+            raise RuntimeError("crash while deciding item 1")
+        return decide(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(world.gate, "decide", failing)
+    with pytest.raises(RuntimeError, match="item 1"):
+        world.draft(works_at(first), works_at(second, "Globex"))
+    assert world.store.count() == before  # item 0 was decided, but nothing was written
