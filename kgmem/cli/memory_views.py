@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields, is_dataclass
-from datetime import datetime, timedelta
-from enum import Enum
+from datetime import datetime
 from typing import Any
 
 import click
-from rdflib import Literal, URIRef
-from rdflib.namespace import XSD
+from rdflib import URIRef
 
-from kgmem.errors import GraphNameError
-from kgmem.memory import DecisionRecord, ItemResult, MemoryRecord, MemorySummary, parse_node
+from kgmem.api.tools_args import jsonable, short_id
+from kgmem.memory import DecisionRecord, ItemResult, MemoryRecord, MemorySummary
 
 __all__ = [
     "echo_json",
@@ -28,29 +25,7 @@ __all__ = [
 
 def short(iri: URIRef | str | None) -> str:
     """The last path segment of a kgmem node (what the CLI accepts back), else the IRI."""
-    if iri is None:
-        return "-"
-    try:
-        return parse_node(str(iri))[2]
-    except GraphNameError:
-        return str(iri)
-
-
-def jsonable(value: Any) -> Any:
-    """Records, enums, IRIs, literals and times as plain JSON values (fields keep their names)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return str(Literal(value, datatype=XSD.duration))
-    if isinstance(value, tuple | list):
-        return [jsonable(v) for v in value]
-    if isinstance(value, URIRef | Literal):
-        return str(value)
-    return value
+    return "-" if iri is None else short_id(iri)
 
 
 def echo_json(value: Any) -> None:

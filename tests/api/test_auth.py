@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,19 +15,7 @@ from kgmem.api.auth import key_file
 from kgmem.config import Settings
 from kgmem.errors import AccountError, Unauthenticated
 from kgmem.store import ACCOUNTS_GRAPH, GraphKind, OxigraphStore, QueryRegistry, parse_graph
-from tests.conftest import serve_app
 from tests.test_cli import kgmem
-
-
-@pytest.fixture
-def app(settings: Settings) -> Starlette:
-    return create_app(settings)
-
-
-@pytest.fixture
-def base(app: Starlette, settings: Settings) -> Iterator[str]:
-    with serve_app(app, settings) as url:
-        yield url
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -5,46 +5,19 @@ expected failures as union members naming the field, GraphiQL, keys, and tenant 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
-from kgmem.api import create_app
-from kgmem.config import load_settings
 from kgmem.vocab import KGM
-from tests.conftest import free_port, serve_app
-
-
-@dataclass
-class Server:
-    app: Starlette
-    base: str
-
-    def client(self, uid: str) -> httpx.Client:
-        """A client with a fresh key of ``uid`` (the account is made on first use)."""
-        accounts = self.app.state.accounts
-        known = {a.uid for a in accounts.all()}
-        token = (accounts.issue(uid) if uid in known else accounts.add(uid)).token
-        return httpx.Client(
-            base_url=self.base, headers={"Authorization": f"Bearer {token}"}, timeout=60
-        )
-
-    def snapshot(self) -> set[Any]:
-        quads = self.app.state.services.store.quads()
-        return {q for q in quads if not str(q.graph).endswith(":outbox")}
+from tests.api.support import ApiServer, api_server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    home: Path = tmp_path_factory.mktemp("graphql-home")
-    settings = load_settings(env={"KGMEM_HOME": str(home)}, port=free_port())
-    app = create_app(settings)
-    with serve_app(app, settings) as base:
-        yield Server(app, base)
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with api_server(tmp_path_factory, "graphql-home") as running:
+        yield running
 
 
 def gql(client: httpx.Client, query: str, **variables: Any) -> dict[str, Any]:
@@ -135,7 +108,7 @@ def sibling(client: httpx.Client, chat: str, name: str) -> dict[str, Any]:
 # -- the endpoint ------------------------------------------------------------------------
 
 
-def test_graphiql_on_get_and_a_key_is_needed(server: Server) -> None:
+def test_graphiql_on_get_and_a_key_is_needed(server: ApiServer) -> None:
     with server.client("g-ide") as c:
         page = c.get("/graphql", headers={"Accept": "text/html"})
         assert page.status_code == 200 and "graphiql" in page.text.lower()
@@ -148,7 +121,7 @@ def test_graphiql_on_get_and_a_key_is_needed(server: Server) -> None:
 # -- stored effects ----------------------------------------------------------------------
 
 
-def test_draft_then_read_memory_evidence_source_history_and_entities(server: Server) -> None:
+def test_draft_then_read_memory_evidence_source_history_and_entities(server: ApiServer) -> None:
     with server.client("g-draft") as c:
         item = sibling(c, "d1", "Ada")
         assert item["memory"] == {"title": "Sister Ada", "status": "ACTIVE"}
@@ -185,7 +158,7 @@ query($id: ID!) {
 }"""
 
 
-def test_entity_types_with_ancestors_and_relations_asserted_and_inferred(server: Server) -> None:
+def test_entity_types_with_ancestors_and_relations_asserted_and_inferred(server: ApiServer) -> None:
     with server.client("g-entity") as c:
         sibling(c, "e1", "Grace")
         found = gql(c, '{ entities(name: "grace") { total nodes { id name } } }')["entities"]
@@ -202,7 +175,7 @@ def test_entity_types_with_ancestors_and_relations_asserted_and_inferred(server:
         assert entity["memories"] == [{"title": "Sister Grace"}]
 
 
-def test_lifecycle_review_and_revert_through_mutations(server: Server) -> None:
+def test_lifecycle_review_and_revert_through_mutations(server: ApiServer) -> None:
     with server.client("g-life") as c:
         memory = sibling(c, "l1", "Hedy")["memoryId"]
         pinned = gql(c, MANAGE, id=memory, action="PIN")["manageMemory"]
@@ -222,7 +195,7 @@ def test_lifecycle_review_and_revert_through_mutations(server: Server) -> None:
         assert refused["approveMemory"]["__typename"] == "Conflict"  # not waiting for review
 
 
-def test_search_context_cite_and_outcome(server: Server) -> None:
+def test_search_context_cite_and_outcome(server: ApiServer) -> None:
     with server.client("g-search") as c:
         memory = sibling(c, "s1", "Katherine")["memoryId"]
         query = """query($q: String!) { search(query: $q, filters: {kinds: ["semantic"]}) {
@@ -247,7 +220,7 @@ def test_search_context_cite_and_outcome(server: Server) -> None:
         assert gql(c, MEMORY, id=memory)["memory"]["status"] == "OUTDATED"
 
 
-def test_remember_terms_and_consolidation(server: Server) -> None:
+def test_remember_terms_and_consolidation(server: ApiServer) -> None:
     with server.client("g-note") as c:
         note = gql(
             c,
@@ -264,7 +237,7 @@ def test_remember_terms_and_consolidation(server: Server) -> None:
 # -- expected failures -------------------------------------------------------------------
 
 
-def test_bad_input_is_a_union_error_naming_the_field_and_stores_nothing(server: Server) -> None:
+def test_bad_input_is_a_union_error_naming_the_field_and_stores_nothing(server: ApiServer) -> None:
     with server.client("g-bad") as c:
         before = server.snapshot()
         empty = gql(c, 'mutation { remember(text: "  ") { ... on InputError { message field } } }')
@@ -291,7 +264,7 @@ def test_bad_input_is_a_union_error_naming_the_field_and_stores_nothing(server: 
 # -- tenant isolation --------------------------------------------------------------------
 
 
-def test_another_users_ids_give_null_or_not_found(server: Server) -> None:
+def test_another_users_ids_give_null_or_not_found(server: ApiServer) -> None:
     with server.client("g-bob") as bob:
         memory = sibling(bob, "t1", "Lise")["memoryId"]
         entity = gql(bob, '{ entities(name: "lise") { nodes { id } } }')
@@ -318,7 +291,7 @@ def test_another_users_ids_give_null_or_not_found(server: Server) -> None:
 # -- limits ------------------------------------------------------------------------------
 
 
-def test_depth_alias_and_token_limits(server: Server) -> None:
+def test_depth_alias_and_token_limits(server: ApiServer) -> None:
     with server.client("g-limits") as c:
         deep = "{ entities { nodes { relations { other { relations { other { relations { other {"
         deep += " relations { other { name } } } } } } } } } } }"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -17,10 +17,9 @@ from mcp.client.streamable_http import streamable_http_client
 from rdflib import URIRef
 from starlette.applications import Starlette
 
-from kgmem.api import create_app
 from kgmem.config import Settings
 from kgmem.store import UserGraphs
-from tests.conftest import REPO, serve_app
+from tests.conftest import REPO
 
 AGENT_TOOLS = {
     "memory_remember",
@@ -33,17 +32,6 @@ AGENT_TOOLS = {
     "ingest_messages",
 }
 SAID = "I moved to Lisbon in March and I work at Acme as a nurse"
-
-
-@pytest.fixture
-def app(settings: Settings) -> Starlette:
-    return create_app(settings)
-
-
-@pytest.fixture
-def base(app: Starlette, settings: Settings) -> Iterator[str]:
-    with serve_app(app, settings) as url:
-        yield url
 
 
 Session = Callable[[Client], Awaitable[Any]]

@@ -4,50 +4,20 @@ tenant isolation (another user's ids, search, review and decisions give 404 or n
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
-from kgmem.api import create_app
-from kgmem.config import load_settings
 from kgmem.memory import WriteMode
-from tests.conftest import free_port, serve_app
-
-
-@dataclass
-class Rest:
-    """A running server and what a test needs of it."""
-
-    app: Starlette
-    base: str
-
-    def client(self, uid: str) -> httpx.Client:
-        """A client with a fresh key of ``uid`` (the account is made on first use)."""
-        accounts = self.app.state.accounts
-        known = {a.uid for a in accounts.all()}
-        token = (accounts.issue(uid) if uid in known else accounts.add(uid)).token
-        return httpx.Client(
-            base_url=self.base, headers={"Authorization": f"Bearer {token}"}, timeout=30
-        )
-
-    def snapshot(self) -> set[Any]:
-        """Every stored quad but the projections' outbox (drained in the background)."""
-        quads = self.app.state.services.store.quads()
-        return {q for q in quads if not str(q.graph).endswith(":outbox")}
+from tests.api.support import ApiServer, api_server
 
 
 @pytest.fixture(scope="module")
-def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rest]:
-    home: Path = tmp_path_factory.mktemp("rest-home")
-    settings = load_settings(env={"KGMEM_HOME": str(home)}, port=free_port())
-    app = create_app(settings)
-    with serve_app(app, settings) as base:
-        yield Rest(app, base)
+def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with api_server(tmp_path_factory, "rest-home") as running:
+        yield running
 
 
 def said(client: httpx.Client, chat: str, *texts: str) -> None:
@@ -93,7 +63,7 @@ def search_ids(client: httpx.Client, q: str, **params: Any) -> list[str]:
 # -- each route's stored effect ----------------------------------------------------------
 
 
-def test_draft_then_list_and_get_show_it_by_short_id_and_encoded_iri(rest: Rest) -> None:
+def test_draft_then_list_and_get_show_it_by_short_id_and_encoded_iri(rest: ApiServer) -> None:
     with rest.client("u-draft") as c:
         memory = allergy(c, "d1", "peanuts")
         listed = c.get("/api/memories", params={"kind": "semantic", "status": "active"}).json()
@@ -110,7 +80,7 @@ def test_draft_then_list_and_get_show_it_by_short_id_and_encoded_iri(rest: Rest)
         assert [d["action"] for d in shown["decisions"]] == ["create"]
 
 
-def test_messages_are_kept_once_and_a_changed_turn_is_refused(rest: Rest) -> None:
+def test_messages_are_kept_once_and_a_changed_turn_is_refused(rest: ApiServer) -> None:
     with rest.client("u-msg") as c:
         turn = {"chat": "m1", "turn": 0, "role": "user", "text": "I live in Lyon"}
         first = c.post("/api/messages", json={"messages": [turn]}).json()["messages"]
@@ -122,7 +92,7 @@ def test_messages_are_kept_once_and_a_changed_turn_is_refused(rest: Rest) -> Non
         assert rest.snapshot() == before
 
 
-def test_remember_keeps_a_short_note(rest: Rest) -> None:
+def test_remember_keeps_a_short_note(rest: ApiServer) -> None:
     with rest.client("u-note") as c:
         answer = c.post("/api/remember", json={"text": "prefers green tea", "chat": "n1"})
         assert answer.status_code == 200, answer.text
@@ -131,7 +101,7 @@ def test_remember_keeps_a_short_note(rest: Rest) -> None:
     assert stored[note].text == "prefers green tea"
 
 
-def test_search_filters_by_kind_and_cite_changes_ranking(rest: Rest) -> None:
+def test_search_filters_by_kind_and_cite_changes_ranking(rest: ApiServer) -> None:
     with rest.client("u-search") as c:
         peanuts = allergy(c, "s1", "peanuts")
         shellfish = allergy(c, "s2", "shellfish")
@@ -154,7 +124,7 @@ def test_search_filters_by_kind_and_cite_changes_ranking(rest: Rest) -> None:
         assert search_ids(c, "allergic")[0] == below
 
 
-def test_context_and_outcomes_change_the_memory(rest: Rest) -> None:
+def test_context_and_outcomes_change_the_memory(rest: ApiServer) -> None:
     with rest.client("u-ctx") as c:
         memory = allergy(c, "x1", "sesame")
         packet = c.post("/api/context", json={"task": "cook with sesame", "intent": "plan"})
@@ -171,7 +141,7 @@ def test_context_and_outcomes_change_the_memory(rest: Rest) -> None:
         assert search_ids(c, "sesame") == []
 
 
-def test_lifecycle_actions_revert_and_forget(rest: Rest) -> None:
+def test_lifecycle_actions_revert_and_forget(rest: ApiServer) -> None:
     with rest.client("u-life") as c:
         memory = allergy(c, "l1", "kiwi")
         url = f"/api/memories/{memory.rsplit('/', 1)[1]}"
@@ -200,7 +170,7 @@ def test_lifecycle_actions_revert_and_forget(rest: Rest) -> None:
         assert c.get("/api/memories").json()["memories"] == []
 
 
-def test_review_inbox_approve_and_reject(rest: Rest) -> None:
+def test_review_inbox_approve_and_reject(rest: ApiServer) -> None:
     rest.app.state.services.gate.set_mode("u-review", WriteMode.REVIEW)
     with rest.client("u-review") as c:
         said(c, "r1", "I am allergic to milk", "I am allergic to eggs")
@@ -226,7 +196,7 @@ def test_review_inbox_approve_and_reject(rest: Rest) -> None:
 # -- tenant isolation --------------------------------------------------------------------
 
 
-def test_another_users_memory_is_a_404_by_every_route(rest: Rest) -> None:
+def test_another_users_memory_is_a_404_by_every_route(rest: ApiServer) -> None:
     with rest.client("bob") as bob, rest.client("alice") as alice:
         theirs = allergy(bob, "b1", "walnuts")
         allergy(alice, "a1", "almonds")
@@ -256,7 +226,7 @@ def test_another_users_memory_is_a_404_by_every_route(rest: Rest) -> None:
         assert search_ids(bob, "walnuts") == [theirs]  # bob still has it
 
 
-def test_another_users_review_inbox_and_sources_stay_theirs(rest: Rest) -> None:
+def test_another_users_review_inbox_and_sources_stay_theirs(rest: ApiServer) -> None:
     rest.app.state.services.gate.set_mode("carol", WriteMode.REVIEW)
     with rest.client("carol") as carol, rest.client("dave") as dave:
         said(carol, "c1", "I am allergic to celery")

@@ -5,31 +5,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from kgmem.api import create_app
-from kgmem.config import load_settings
-from tests.api.test_rest import Rest, allergy
-from tests.conftest import free_port, serve_app
+from tests.api.support import ApiServer, api_server
+from tests.api.test_rest import allergy
 
 CAP = 4096
 
 
 @pytest.fixture(scope="module")
-def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rest]:
-    home: Path = tmp_path_factory.mktemp("rest-input")
-    settings = load_settings(env={"KGMEM_HOME": str(home)}, port=free_port(), max_body_bytes=CAP)
-    app = create_app(settings)
-    with serve_app(app, settings) as base:
-        yield Rest(app, base)
+def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with api_server(tmp_path_factory, "rest-input", max_body_bytes=CAP) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
-def memory(rest: Rest) -> str:
+def memory(rest: ApiServer) -> str:
     with rest.client("eve") as c:
         return allergy(c, "e1", "peanuts").rsplit("/", 1)[1]
 
@@ -54,7 +48,7 @@ def error_of(answer: httpx.Response, status: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("route", BODY_ROUTES)
 def test_a_malformed_body_is_refused_and_changes_nothing(
-    rest: Rest, memory: str, route: str
+    rest: ApiServer, memory: str, route: str
 ) -> None:
     url = route.format(memory=memory)
     json_type = {"Content-Type": "application/json"}
@@ -143,7 +137,7 @@ def _valid(route: str, memory: str) -> dict[str, Any]:
     ],
 )
 def test_a_bad_argument_is_a_422_naming_the_field(
-    rest: Rest, memory: str, route: str, body: Any, field: str
+    rest: ApiServer, memory: str, route: str, body: Any, field: str
 ) -> None:
     text = json.dumps(body).replace("{memory}", memory) if body is not None else None
     with rest.client("eve") as c:
@@ -176,12 +170,12 @@ def test_a_bad_argument_is_a_422_naming_the_field(
         ("/api/decisions?user=bob", "user"),
     ],
 )
-def test_a_bad_query_parameter_is_a_422_naming_it(rest: Rest, url: str, field: str) -> None:
+def test_a_bad_query_parameter_is_a_422_naming_it(rest: ApiServer, url: str, field: str) -> None:
     with rest.client("eve") as c:
         assert error_of(c.get(url), 422)["field"] == field
 
 
-def test_a_get_with_a_body_and_a_request_without_a_key_are_refused(rest: Rest) -> None:
+def test_a_get_with_a_body_and_a_request_without_a_key_are_refused(rest: ApiServer) -> None:
     with rest.client("eve") as c:
         assert error_of(c.request("GET", "/api/decisions", content=b"{}"), 400)
     before = rest.snapshot()

@@ -5,7 +5,6 @@ the document describes every REST route."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,31 +14,26 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error, status_code_conformance
 
-from kgmem.api import create_app
 from kgmem.api.rest_table import ENDPOINTS, Endpoint
-from kgmem.config import load_settings
-from tests.api.test_rest import Rest, allergy
-from tests.conftest import free_port, serve_app
+from tests.api.support import ApiServer, api_server
+from tests.api.test_rest import allergy
 
 
 @pytest.fixture(scope="module")
-def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rest]:
-    home: Path = tmp_path_factory.mktemp("rest-schema")
-    config = load_settings(env={"KGMEM_HOME": str(home)}, port=free_port())
-    app = create_app(config)
-    with serve_app(app, config) as base:
-        yield Rest(app, base)
+def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with api_server(tmp_path_factory, "rest-schema") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
-def auth(rest: Rest) -> dict[str, str]:
+def auth(rest: ApiServer) -> dict[str, str]:
     with rest.client("fuzz") as client:
         allergy(client, "f1", "peanuts")  # something for generated input to find or change
         return dict(client.headers)
 
 
 @pytest.fixture(scope="module")
-def document(rest: Rest, auth: dict[str, str]) -> dict[str, Any]:
+def document(rest: ApiServer, auth: dict[str, str]) -> dict[str, Any]:
     answer = httpx.get(f"{rest.base}/api/openapi.json", headers=auth, timeout=10)
     assert answer.status_code == 200
     doc: dict[str, Any] = answer.json()
@@ -69,7 +63,7 @@ def test_the_document_lists_every_route_and_the_error_shape(document: dict[str, 
 @pytest.mark.integration
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: f"{e.method} {e.path}")
 def test_generated_input_never_gets_a_5xx(
-    api: schemathesis.BaseSchema, rest: Rest, auth: dict[str, str], endpoint: Endpoint
+    api: schemathesis.BaseSchema, rest: ApiServer, auth: dict[str, str], endpoint: Endpoint
 ) -> None:
     operation = api[endpoint.path][endpoint.method]
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
