@@ -332,10 +332,12 @@ class LexicalIndex:
             index = self._shard(uid).name_index
             return any(index.get(term) for term in terms)
 
-    def about(self, uid: str, entity: str) -> set[str]:
-        """The documents of ``uid`` about ``entity``."""
+    def about(self, uid: str, entity: str, first: int | None = None) -> list[str]:
+        """The documents of ``uid`` about ``entity``, by id; ``first``: only the first so
+        many (a hub entity is in tens of thousands: no copy, no full sort)."""
         with self._lock:
-            return set(self._shard(uid).by_entity.get(entity, ()))
+            found = self._shard(uid).by_entity.get(entity, ())
+            return sorted(found) if first is None else heapq.nsmallest(first, found)
 
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
         with self._lock:

@@ -218,7 +218,7 @@ class MemorySearch:
             for doc in when:  # the latest of a busy period
                 scores.setdefault(doc.id, floor)
         for entity in sorted(query.related):  # what the query's entities are linked to
-            for doc_id in sorted(self._index.about(uid, entity))[:_NEAR]:
+            for doc_id in self._index.about(uid, entity, first=_NEAR):
                 scores.setdefault(doc_id, floor)
         hits: list[SearchHit] = []
         stale: list[str] = []

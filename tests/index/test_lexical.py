@@ -207,3 +207,15 @@ def test_refresh_leaves_a_user_not_built_yet_alone(world: World) -> None:
     index = LexicalIndex(world.store, QUERIES)
     assert index.refresh("alice", [memory]) == 0  # nothing built, nothing read
     assert found(index, "sailing") == [str(memory)]  # the first search builds from the store
+
+
+def test_the_documents_about_an_entity_in_id_order_or_only_the_first(world: World) -> None:
+    memories = [
+        str(remember(world, f"Acme note {i}", f"Acme: note {i}", entities=[{"name": "Acme"}]))
+        for i in range(5)
+    ]
+    index = LexicalIndex(world.store, QUERIES)
+    [acme] = {q.subject for q in world.store.quads(ALICE.kg, None, KGM.name, Literal("Acme"))}
+    assert index.about("alice", str(acme)) == sorted(memories)
+    assert index.about("alice", str(acme), first=2) == sorted(memories)[:2]
+    assert index.about("bob", str(acme)) == []
