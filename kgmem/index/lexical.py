@@ -14,9 +14,7 @@ rebuild reads, and a copy that is never trusted cannot be stale.
 
 from __future__ import annotations
 
-import bisect
 import heapq
-import math
 import re
 import threading
 from collections import defaultdict
@@ -26,7 +24,7 @@ from datetime import datetime
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.index.dense import DenseVectors, Embedder, embed_text
+from kgmem.index.dense import Embedder
 from kgmem.index.lexical_docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
@@ -40,185 +38,10 @@ from kgmem.index.lexical_docs import (
     stem,
     words,
 )
+from kgmem.index.lexical_shard import Shard
 from kgmem.store import GraphKind, QueryRegistry, Row, TripleStore, UserGraphs, parse_graph
 
 __all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "analyze", "stem", "words"]
-
-_K1, _B = 1.2, 0.75  # BM25
-_COMMON = 500  # a term in more docs than this and in over half of them only re-scores
-
-
-class _Shard:
-    """One user's documents: postings (term -> {doc id: weighted tf}), BM25 length norms, and
-    a timeline of the documents that have a moment (the rest have a validity period)."""
-
-    def __init__(self, weights: Mapping[str, int], embedder: Embedder | None = None) -> None:
-        self.weights = weights
-        self.vectors = None if embedder is None else DenseVectors(embedder)
-        self.docs: dict[str, LexicalDoc] = {}
-        self.postings: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        self.norms: dict[str, float] = {}
-        self.total, self.calibrated = 0, 1.0
-        self.timeline: list[tuple[datetime, str]] = []
-        self.periods: set[str] = set()
-        self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
-        self.labels: dict[str, str] = {}
-        self.chats = _Conversations()
-        self.by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> docs about it
-        self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
-        self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
-
-    def add(self, doc: LexicalDoc) -> None:
-        self.remove(doc.id)
-        counts = doc.terms(self.weights)
-        for term, tf in counts.items():
-            self.postings.setdefault(term, {})[doc.id] = tf
-        self.docs[doc.id] = doc
-        self.lengths[doc.id] = length = sum(counts.values())
-        self.total += length
-        self.norms[doc.id] = _K1 * (1 - _B + _B * length / self.calibrated)
-        if doc.moment is not None:
-            bisect.insort(self.timeline, (doc.moment, doc.id))
-        elif doc.valid_from or doc.valid_until:
-            self.periods.add(doc.id)
-        if doc.kind == "note" and doc.path is not None:
-            self.note_paths[doc.path] = doc.id
-        self.chats.add(doc.chats, counts)
-        for entity in doc.about:
-            self.by_entity[entity].add(doc.id)
-        if self.vectors is not None:
-            self.vectors.add(doc.id, embed_text(doc.fields))
-
-    def remove(self, doc_id: str) -> LexicalDoc | None:
-        doc = self.docs.pop(doc_id, None)
-        if doc is None:
-            return None
-        if self.vectors is not None:
-            self.vectors.remove(doc_id)
-        counts = doc.terms(self.weights)
-        self.chats.remove(doc.chats, counts)
-        for entity in doc.about:
-            self.by_entity[entity].discard(doc.id)
-            if not self.by_entity[entity]:
-                del self.by_entity[entity]
-        for term in counts:
-            posting = self.postings[term]
-            del posting[doc_id]
-            if not posting:
-                del self.postings[term]
-        self.total -= self.lengths.pop(doc_id)
-        del self.norms[doc_id]
-        if doc.moment is not None:
-            del self.timeline[bisect.bisect_left(self.timeline, (doc.moment, doc_id))]
-        self.periods.discard(doc_id)
-        if doc.path is not None and self.note_paths.get(doc.path) == doc_id:
-            del self.note_paths[doc.path]
-        return doc
-
-    def calibrate(self, force: bool = False) -> None:
-        """Recompute length norms when the average length drifted by more than 10%."""
-        average = self.total / len(self.docs) if self.docs else 1.0
-        if force or abs(average - self.calibrated) > 0.1 * self.calibrated:
-            self.calibrated = max(average, 1.0)
-            for doc_id, length in self.lengths.items():
-                self.norms[doc_id] = _K1 * (1 - _B + _B * length / self.calibrated)
-
-    def score(self, terms: Iterable[str]) -> dict[str, float]:
-        """BM25 of every doc matching any term. A term in most docs of a large index only
-        re-scores the docs rarer terms found (its weight is small and its postings long)."""
-        n, postings, norms = len(self.docs), self.postings, self.norms
-        present = sorted({t for t in terms if t in postings}, key=lambda t: len(postings[t]))
-        acc: dict[str, float] = {}
-        for i, term in enumerate(present):
-            posting = postings[term]
-            df = len(posting)
-            weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (_K1 + 1)
-            if i > 0 and acc and df > _COMMON and 2 * df > n:
-                for doc_id in acc:
-                    if tf := posting.get(doc_id, 0):
-                        acc[doc_id] += weight * tf / (tf + norms[doc_id])
-                continue
-            get = acc.get
-            for doc_id, tf in posting.items():
-                acc[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + norms[doc_id])
-        return acc
-
-    def name(self, entity: str, name: str) -> None:
-        """Remember that ``entity`` is called ``name`` (its words, analyzed)."""
-        terms = tuple(analyze(name))
-        if terms and terms not in self.names[entity]:
-            self.names[entity].add(terms)
-            for term in terms:
-                self.name_index[term].add(entity)
-
-    def named(self, terms: frozenset[str]) -> list[str]:
-        """The entities with a name all of whose words are among ``terms``, and which some
-        document is about; the most documents first."""
-        found = {
-            entity
-            for term in terms
-            for entity in self.name_index.get(term, ())
-            if entity in self.by_entity and any(set(n) <= terms for n in self.names[entity])
-        }
-        return sorted(found, key=lambda e: (-len(self.by_entity[e]), e))
-
-    def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[LexicalDoc]:
-        low = bisect.bisect_left(self.timeline, (start, ""))
-        high = bisect.bisect_left(self.timeline, (end, ""))
-        if latest is not None:
-            low = max(low, high - latest)
-        found = [self.docs[doc_id] for _, doc_id in self.timeline[low:high]]
-        return found + [d for i in self.periods if (d := self.docs[i]).overlaps(start, end)]
-
-
-class _Conversations:
-    """BM25 over whole chats: each chat is the sum of the memories quoting its messages, so
-    a query can tell which conversation it is about even when no single memory holds all
-    its words. Kept incrementally (a chat may have thousands of memories)."""
-
-    def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = defaultdict(int)
-        self.members: dict[str, int] = defaultdict(int)
-
-    def add(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
-        for chat in chats:
-            self.members[chat] += 1
-            for term, tf in counts.items():
-                posting = self.postings.setdefault(term, {})
-                posting[chat] = posting.get(chat, 0) + tf
-                self.lengths[chat] += tf
-
-    def remove(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
-        for chat in chats:
-            for term, tf in counts.items():
-                posting = self.postings[term]
-                posting[chat] -= tf
-                if not posting[chat]:
-                    del posting[chat]
-                    if not posting:
-                        del self.postings[term]
-                self.lengths[chat] -= tf
-            self.members[chat] -= 1
-            if not self.members[chat]:
-                del self.members[chat], self.lengths[chat]
-
-    def score(self, terms: Iterable[str]) -> dict[str, float]:
-        """BM25 of every chat matching any of ``terms``, divided by the best (0..1]."""
-        n = len(self.lengths)
-        if not n:
-            return {}
-        average = sum(self.lengths.values()) / n
-        acc: dict[str, float] = defaultdict(float)
-        for term in set(terms):
-            posting = self.postings.get(term, {})
-            weight = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5)) * (_K1 + 1)
-            for chat, tf in posting.items():
-                norm = _K1 * (1 - _B + _B * self.lengths[chat] / max(average, 1.0))
-                acc[chat] += weight * tf / (tf + norm)
-        best = max(acc.values(), default=0.0)
-        return {chat: value / best for chat, value in acc.items()} if best else {}
 
 
 class LexicalIndex:
@@ -239,7 +62,7 @@ class LexicalIndex:
         self._embedder = embedder
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
-        self._shards: dict[str, _Shard] = {}
+        self._shards: dict[str, Shard] = {}
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()
 
@@ -250,7 +73,7 @@ class LexicalIndex:
         with self._lock:
             self._building.setdefault(uid, [])
         try:
-            shard = _Shard(self._weights, self._embedder)
+            shard = Shard(self._weights, self._embedder)
             for doc in (*self._load(uid, shard, "all", None), *self._notes(uid, {})):
                 shard.add(doc)
             shard.calibrate(force=True)
@@ -355,12 +178,12 @@ class LexicalIndex:
         with self._lock:
             return len(self._shard(uid).docs)
 
-    def _shard(self, uid: str) -> _Shard:
+    def _shard(self, uid: str) -> Shard:
         if uid not in self._shards:
             self.rebuild(uid)
         return self._shards[uid]
 
-    def _apply(self, uid: str, shard: _Shard, nodes: Iterable[URIRef | str]) -> int:
+    def _apply(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> int:
         self._versions[uid] = self._versions.get(uid, 0) + 1
         docs, notes = self._targets(uid, nodes)
         changed = 0
@@ -398,7 +221,7 @@ class LexicalIndex:
                         docs[str(row["node"])] = _kind(graphs, str(row["node"]))
         return docs, notes
 
-    def _refresh_notes(self, uid: str, shard: _Shard, notes: set[str]) -> int:
+    def _refresh_notes(self, uid: str, shard: Shard, notes: set[str]) -> int:
         query, paths = self._queries["index/lexical_notes"], set()
         for note in notes:
             gone = shard.remove(note)
@@ -415,7 +238,7 @@ class LexicalIndex:
 
     # -- from the store ------------------------------------------------------------------
 
-    def _load(self, uid: str, shard: _Shard, kind: str, node: URIRef | None) -> list[LexicalDoc]:
+    def _load(self, uid: str, shard: Shard, kind: str, node: URIRef | None) -> list[LexicalDoc]:
         """The memory or page ``node`` (every memory and page when None), as documents."""
         graphs, out = UserGraphs(uid), []
         if kind in ("all", "memory"):
@@ -430,7 +253,7 @@ class LexicalIndex:
         return out
 
     def _memories(
-        self, uid: str, shard: _Shard, graph: URIRef, memory: URIRef | None
+        self, uid: str, shard: Shard, graph: URIRef, memory: URIRef | None
     ) -> list[LexicalDoc]:
         one = {} if memory is None else {"memory": memory}
         rows = self._store.select(self._queries["index/lexical_memories"], {"graph": graph, **one})
@@ -483,7 +306,7 @@ class LexicalIndex:
                 if (text := texts.get((chat, near))) is not None:
                     found[field].append(text)
 
-    def _label(self, uid: str, shard: _Shard, term: str) -> str:
+    def _label(self, uid: str, shard: Shard, term: str) -> str:
         """A predicate's words: its local name split, and its labels the user may read."""
         if term not in shard.labels:
             local = re.split(r"[#/]", term)[-1]
