@@ -154,6 +154,18 @@ def _starts_clause(norm: str, gap: str, following: str) -> bool:
     return norm in _CONJUNCTIONS and following in _SUBJECTS
 
 
+_WHOLES = frozenset(
+    {"all", "any", "anything", "anyone", "anybody", "every", "everything", "everyone",
+     "everybody", "nothing", "nobody", "none", "whatever", "whoever"}
+)  # fmt: skip
+
+
+def _after_whole(tokens: list[Token], clause: int, reach: int = 4) -> bool:
+    """Whether one of the last ``reach`` words of ``clause`` names a whole to except from."""
+    recent = [t.norm for t in tokens[-reach:] if t.clause == clause]
+    return any(word in _WHOLES for word in recent)
+
+
 def analyse(text: str) -> Analysis:
     """Tokens of ``text`` with their sentence and clause numbers."""
     matches = list(_TOKEN.finditer(text))
@@ -171,7 +183,9 @@ def analyse(text: str) -> Analysis:
             clause += 1
         opens = not tokens or clause != tokens[-1].clause or norms[k + 1] in _SUBJECTS
         negates = norms[k] in NEGATION_CUES or norms[k].endswith("n't")
-        negates = negates or (norms[k] == "but" and not opens)  # "everything but jazz"
+        # "but" excludes after a whole ("everything but jazz", "all music but country");
+        # after anything else it joins ("tough but fun") or contrasts
+        negates = negates or (norms[k] == "but" and not opens and _after_whole(tokens, clause))
         tokens.append(Token(norms[k], match.start(), match.end(), sentence, clause, negates))
         end = match.end()
     if tokens and "?" in text[end:]:

@@ -113,6 +113,8 @@ def test_sentences_questions_and_clauses() -> None:
     assert len({t.clause for t in listed.tokens}) == 1
     assert analyse("I like everything but jazz").tokens[3].negates  # exclusion
     assert not analyse("I like tea, but coffee is bad").tokens[3].negates  # contrast
+    assert analyse("I like all kinds of music but country").tokens[6].negates
+    assert not analyse("It has been tough but fun").tokens[4].negates  # joins, excepts nothing
 
 
 @pytest.mark.parametrize(
