@@ -11,6 +11,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from kgmem.api.accounts import Accounts
+from kgmem.api.admin import admin_routes
 from kgmem.api.auth import KeyAuth, first_account
 from kgmem.api.errors import kgmem_error, unexpected_error
 from kgmem.api.graphql import graphql_route
@@ -69,6 +70,7 @@ def create_app(
             Route("/api/me", me),
             mcp.route,
             *rest_routes(),
+            *admin_routes(),
             Route("/sparql", SparqlEndpoint(built), methods=["GET", "POST"]),
             graphql_route(built),
         ],
