@@ -5,6 +5,10 @@
     POST /api/admin/users/{user}/keys          {"label"?} -> another key
     POST /api/admin/users/{user}/revoke        {"key_id"?} -> one key, or the account
 
+    GET    /api/admin/ontologies                the catalogue (origin, release, counts)
+    PUT    /api/admin/ontologies/{id}?format=   the body (RDF) as ontology ``id``
+    DELETE /api/admin/ontologies/{id}           drop it (bundled ones are protected)
+
 A caller without the admin role gets 403; a new key is in the answer once and never again.
 Arguments are checked like every tool's (:class:`~kgmem.api.tools_args.Fields`): unknown
 fields and wrong types are 422 naming the field.
@@ -12,7 +16,9 @@ fields and wrong types are 422 naming the field.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -24,6 +30,8 @@ from kgmem.api.auth import principal_of, require_admin
 from kgmem.api.errors import error_response
 from kgmem.api.rest_body import BodyError, read_json
 from kgmem.api.tools_args import Fields, jsonable
+from kgmem.ontology import Catalogue, load_manifest
+from kgmem.store import RdfFormat
 
 __all__ = ["admin_routes"]
 
@@ -81,10 +89,58 @@ async def _revoke(accounts: Accounts, request: Request, f: Fields) -> Response:
     return JSONResponse({"user": uid, "key_id": key_id, "revoked_keys": count})
 
 
+def _catalogue(request: Request) -> Catalogue:
+    services = request.app.state.services
+    return Catalogue(services.store, services.queries, load_manifest())
+
+
+async def _ontologies(accounts: Accounts, request: Request, f: Fields) -> Response:
+    f.done()
+    found = await run_in_threadpool(_catalogue(request).list)
+    return JSONResponse({"ontologies": [jsonable(i) for i in found]})
+
+
+async def _put_ontology(request: Request) -> Response:
+    """The body is the RDF file itself (not JSON): ``?format=`` names its syntax."""
+    require_admin(principal_of(request))
+    ontology_id = request.path_params["ontology"]
+    f = Fields(dict(request.query_params))
+    fmt = f.choice("format", RdfFormat, required=True)
+    title = f.text("title", maximum=200)
+    f.done()
+    cap = request.app.state.services.settings.max_body_bytes
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        return error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
+    body = await request.body()
+    if len(body) > cap:
+        return error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
+    catalogue = _catalogue(request)
+
+    def add() -> dict[str, object]:
+        with tempfile.TemporaryDirectory(prefix="kgmem-upload-") as tmp:
+            path = Path(tmp) / f"{ontology_id}.upload"
+            path.write_bytes(body)
+            outcome = catalogue.add(path, ontology_id, fmt, replace=True, title=title)
+        return {"ontology": outcome.ontology_id, "triples": outcome.triples}
+
+    return JSONResponse(await run_in_threadpool(add), status_code=201)
+
+
+async def _delete_ontology(request: Request) -> Response:
+    require_admin(principal_of(request))
+    ontology_id = request.path_params["ontology"]
+    dropped = await run_in_threadpool(_catalogue(request).remove, ontology_id)
+    return JSONResponse({"ontology": ontology_id, "graphs": [str(g) for g in dropped]})
+
+
 def admin_routes() -> list[Route]:
     return [
         Route("/api/admin/users", _admin(_list), methods=["GET"]),
         Route("/api/admin/users", _admin(_add), methods=["POST"]),
         Route("/api/admin/users/{user}/keys", _admin(_key), methods=["POST"]),
         Route("/api/admin/users/{user}/revoke", _admin(_revoke), methods=["POST"]),
+        Route("/api/admin/ontologies", _admin(_ontologies), methods=["GET"]),
+        Route("/api/admin/ontologies/{ontology}", _put_ontology, methods=["PUT"]),
+        Route("/api/admin/ontologies/{ontology}", _delete_ontology, methods=["DELETE"]),
     ]

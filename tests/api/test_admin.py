@@ -72,3 +72,43 @@ def test_only_admins_and_only_well_formed_requests(
     broken = httpx.post(users, content=b"{", headers={**admin, "Content-Type": "application/json"})
     assert broken.status_code == 400
     assert [a.uid for a in app.state.accounts.all()] == ["bob", settings.default_user]
+
+
+TURTLE = b"""@prefix owl: <http://www.w3.org/2002/07/owl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+<https://example.org/pets#Dog> a owl:Class ; rdfs:label "dog"@en .
+<https://example.org/pets#Cat> a owl:Class ; rdfs:label "cat"@en .
+"""
+
+
+def test_an_admin_adds_lists_and_removes_catalogue_ontologies(
+    app: Starlette, base: str, settings: Settings
+) -> None:
+    admin = bearer(key_file(settings).read_text().strip())
+    plain = bearer(app.state.accounts.add("bob").token)
+    url = f"{base}/api/admin/ontologies"
+    put = httpx.put(f"{url}/pets", params={"format": "turtle"}, content=TURTLE, headers=admin)
+    assert put.status_code == 201 and put.json() == {"ontology": "pets", "triples": 4}
+    listed = {o["ontology_id"] for o in httpx.get(url, headers=admin).json()["ontologies"]}
+    assert {"pets", "kgmem"} <= listed
+    sparql = httpx.get(
+        f"{base}/sparql",
+        params={"query": "ASK { <https://example.org/pets#Dog> a owl:Class }"},
+        headers={**plain, "Accept": "application/sparql-results+json"},
+    )
+    assert sparql.json()["boolean"] is True  # the catalogue is everyone's
+    for refused in (
+        httpx.put(f"{url}/pets2", params={"format": "turtle"}, content=TURTLE, headers=plain),
+        httpx.delete(f"{url}/pets", headers=plain),
+        httpx.get(url, headers=plain),
+    ):
+        assert refused.status_code == 403
+    bad = httpx.put(f"{url}/pets3", params={"format": "turtle"}, content=b"<x", headers=admin)
+    assert bad.status_code == 422
+    nofmt = httpx.put(f"{url}/pets3", content=TURTLE, headers=admin)
+    assert nofmt.status_code == 422 and nofmt.json()["error"]["field"] == "format"
+    assert httpx.delete(f"{url}/kgmem", headers=admin).status_code == 409  # protected
+    assert httpx.delete(f"{url}/pets", headers=admin).status_code == 200
+    assert httpx.delete(f"{url}/pets", headers=admin).status_code == 404
+    listed = {o["ontology_id"] for o in httpx.get(url, headers=admin).json()["ontologies"]}
+    assert "pets" not in listed and "pets3" not in listed
