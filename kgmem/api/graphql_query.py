@@ -180,7 +180,7 @@ class Query:
     @field("Memories waiting for review, newest first.")
     async def review_inbox(self, info: Ctx, first: int = 50) -> list[Memory]:
         c = info.context
-        args = r.ReviewInboxArgs.parse({"limit": max(1, min(first, 1000))})
+        args = r.LimitArgs.parse({"limit": max(1, min(first, 1000))})
         found = await run_in_threadpool(r.review_inbox, c.services, c.principal, args)
         records = await c.memory.load_many([m["id"] for m in found["memories"]])
         return [Memory.from_record(m) for m in records if m is not None]
@@ -188,7 +188,7 @@ class Query:
     @field("Every gate and lifecycle decision, newest first.")
     async def decisions(self, info: Ctx, first: int = 50) -> list[Decision]:
         c = info.context
-        args = r.DecisionsArgs.parse({"limit": max(1, min(first, 1000))})
+        args = r.LimitArgs.parse({"limit": max(1, min(first, 1000))})
         found = await run_in_threadpool(r.decisions_feed, c.services, c.principal, args)
         return [
             Decision(

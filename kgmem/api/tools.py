@@ -22,11 +22,10 @@ from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.api.tools_read import (
-    DecisionsArgs,
     GetMemoryArgs,
+    LimitArgs,
     ListMemoriesArgs,
     RetrieveArgs,
-    ReviewInboxArgs,
     SearchArgs,
     decisions_feed,
     get_memory,
@@ -60,11 +59,11 @@ __all__ = [
     "TOOLS",
     "ArgumentError",
     "CiteArgs",
-    "DecisionsArgs",
     "DraftArgs",
     "Fields",
     "GetMemoryArgs",
     "IngestArgs",
+    "LimitArgs",
     "ListMemoriesArgs",
     "ManageAction",
     "ManageArgs",
@@ -72,7 +71,6 @@ __all__ = [
     "RememberArgs",
     "RetrieveArgs",
     "ReviewArgs",
-    "ReviewInboxArgs",
     "ReviewVerdict",
     "SearchArgs",
     "Tool",
@@ -216,7 +214,7 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 "review_inbox",
                 "The memories waiting for the user's review, newest first.",
                 obj(dict(_LIMIT)),
-                lambda s, p, raw: ReviewInboxArgs.parse(raw),
+                lambda s, p, raw: LimitArgs.parse(raw),
                 review_inbox,
             ),
             _tool(
@@ -230,7 +228,7 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 "decisions_feed",
                 "Every decision the write gate and the lifecycle made, newest first.",
                 obj(dict(_LIMIT)),
-                lambda s, p, raw: DecisionsArgs.parse(raw),
+                lambda s, p, raw: LimitArgs.parse(raw),
                 decisions_feed,
             ),
         )

@@ -25,11 +25,10 @@ from kgmem.memory import (
 from kgmem.retrieval import Intent
 
 __all__ = [
-    "DecisionsArgs",
     "GetMemoryArgs",
+    "LimitArgs",
     "ListMemoriesArgs",
     "RetrieveArgs",
-    "ReviewInboxArgs",
     "SearchArgs",
     "decisions_feed",
     "decisions_json",
@@ -206,36 +205,26 @@ def retrieve_memory(services: Services, principal: Principal, args: RetrieveArgs
 
 
 @dataclass(frozen=True)
-class ReviewInboxArgs:
+class LimitArgs:
+    """Arguments of a tool that only takes how many to list (the review inbox, decisions)."""
+
     limit: int = 50
 
     @classmethod
-    def parse(cls, raw: object) -> ReviewInboxArgs:
+    def parse(cls, raw: object) -> LimitArgs:
         f = Fields(raw)
         args = cls(f.integer("limit", default=50, low=1, high=1000))
         f.done()
         return args
 
 
-def review_inbox(services: Services, principal: Principal, args: ReviewInboxArgs) -> dict[str, Any]:
+def review_inbox(services: Services, principal: Principal, args: LimitArgs) -> dict[str, Any]:
     """Drafts waiting for a person, newest first."""
     found = MemoryList(services.store, services.queries).inbox(principal.uid, limit=args.limit)
     return {"memories": [summary_json(s) for s in found]}
 
 
-@dataclass(frozen=True)
-class DecisionsArgs:
-    limit: int = 50
-
-    @classmethod
-    def parse(cls, raw: object) -> DecisionsArgs:
-        f = Fields(raw)
-        args = cls(f.integer("limit", default=50, low=1, high=1000))
-        f.done()
-        return args
-
-
-def decisions_feed(services: Services, principal: Principal, args: DecisionsArgs) -> dict[str, Any]:
+def decisions_feed(services: Services, principal: Principal, args: LimitArgs) -> dict[str, Any]:
     """Every gate and lifecycle decision, newest first; each can be reverted."""
     records = services.lifecycle.decisions.feed(principal.uid, limit=args.limit)
     return {"decisions": decisions_json(records)}
