@@ -179,6 +179,11 @@ class Settings:
         return self.home / "store"
 
     @property
+    def local_shapes_dir(self) -> Path:
+        """Where an admin's own SHACL shapes files live (added over the admin API)."""
+        return self.home / "shapes"
+
+    @property
     def embedding_dir(self) -> Path:
         """Where the embedding model is (or would be): ``embedding_model`` or the default."""
         if self.embedding_model:

@@ -35,6 +35,9 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── DeltaCycle               (term, path)          a delta edge closing a subclass cycle
     │   └── DeltaConflict            (term, reason)        an operation the delta cannot take
     ├── ShapeError                   (shape, reason)       a shapes graph the validator refuses
+    ├── ShapesFileError              (name, reason)        an admin's shapes file kgmem refuses
+    │   ├── UnknownShapes            (name, reason)        no such shapes file of the admin's
+    │   └── ProtectedShapes          (name, reason)        a bundled shapes file cannot change
     ├── ModelError
     │   ├── ModelCallError           (stage, reason)       the model could not be reached or failed
     │   └── ModelOutputError         (stage, reason)       the model answered outside its signature
@@ -106,6 +109,7 @@ __all__ = [
     "PassNotFound",
     "PipelineError",
     "ProtectedOntology",
+    "ProtectedShapes",
     "QueryError",
     "QueryKindMismatch",
     "QueryRefused",
@@ -115,6 +119,7 @@ __all__ = [
     "ResultLimitExceeded",
     "RetrievalError",
     "ShapeError",
+    "ShapesFileError",
     "SourceConflict",
     "StageFailed",
     "StageOrderError",
@@ -129,6 +134,7 @@ __all__ = [
     "UnknownOntology",
     "UnknownQuery",
     "UnknownSetting",
+    "UnknownShapes",
     "UnknownTerm",
 ]
 
@@ -276,6 +282,23 @@ class ShapeError(KgmemError):
         self.shape = shape
         self.reason = reason
         super().__init__(f"shape {shape.n3()}: {reason}")
+
+
+class ShapesFileError(KgmemError):
+    """A shapes file an admin uploads that does not parse or compile (nothing is stored)."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+        super().__init__(f"shapes {name!r}: {reason}")
+
+
+class UnknownShapes(ShapesFileError):
+    """No shapes file of this name among the admin's."""
+
+
+class ProtectedShapes(ShapesFileError):
+    """A shapes file that ships with kgmem: it is reloaded at every start-up."""
 
 
 class OntologyError(KgmemError):

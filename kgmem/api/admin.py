@@ -4,12 +4,19 @@
     POST /api/admin/users                      {"user", "role"?, "name"?} -> a first key
     POST /api/admin/users/{user}/keys          {"label"?} -> another key
     POST /api/admin/users/{user}/revoke        {"key_id"?} -> one key, or the account
+    POST /api/admin/users/{user}/reset         {"confirm": user} -> drop all their memory
+
+    GET    /api/admin/shapes                    every shapes file (bundled, local)
+    PUT    /api/admin/shapes/{name}             the body (Turtle) as the admin's shapes file
+    DELETE /api/admin/shapes/{name}             drop one of the admin's (bundled: 409)
 
     GET    /api/admin/ontologies                the catalogue (origin, release, counts)
     PUT    /api/admin/ontologies/{id}?format=   the body (RDF) as ontology ``id``
     DELETE /api/admin/ontologies/{id}           drop it (bundled ones are protected)
 
 A caller without the admin role gets 403; a new key is in the answer once and never again.
+A reset keeps the account and its keys; ``confirm`` must repeat the user id, so a reset is
+never one mistyped path away.
 Arguments are checked like every tool's (:class:`~kgmem.api.tools_args.Fields`): unknown
 fields and wrong types are 422 naming the field.
 """
@@ -30,6 +37,8 @@ from kgmem.api.auth import principal_of, require_admin
 from kgmem.api.errors import error_response
 from kgmem.api.rest_body import BodyError, read_json
 from kgmem.api.tools_args import Fields, jsonable
+from kgmem.errors import AccountError, ArgumentError
+from kgmem.memory import user_graphs
 from kgmem.ontology import Catalogue, load_manifest
 from kgmem.store import RdfFormat
 
@@ -100,6 +109,31 @@ async def _ontologies(accounts: Accounts, request: Request, f: Fields) -> Respon
     return JSONResponse({"ontologies": [jsonable(i) for i in found]})
 
 
+async def _reset(accounts: Accounts, request: Request, f: Fields) -> Response:
+    uid = request.path_params["user"]
+    if f.required_text("confirm", maximum=128) != uid:
+        raise ArgumentError("confirm", f"must repeat the user id {uid!r} to reset it")
+    f.done()
+    services = request.app.state.services
+    known = {a.uid for a in await run_in_threadpool(accounts.all)}
+    graphs = await run_in_threadpool(user_graphs, services.store, uid)
+    if uid not in known and not graphs:
+        raise AccountError(uid, "no such user")
+    report = await run_in_threadpool(services.reset_user, uid)
+    return JSONResponse(jsonable(report))
+
+
+async def _raw_body(request: Request) -> bytes | Response:
+    """The request body up to the configured cap (over it: the 413 answer)."""
+    cap = request.app.state.services.settings.max_body_bytes
+    too_large = error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        return too_large
+    body = await request.body()
+    return too_large if len(body) > cap else body
+
+
 async def _put_ontology(request: Request) -> Response:
     """The body is the RDF file itself (not JSON): ``?format=`` names its syntax."""
     require_admin(principal_of(request))
@@ -108,13 +142,9 @@ async def _put_ontology(request: Request) -> Response:
     fmt = f.choice("format", RdfFormat, required=True)
     title = f.text("title", maximum=200)
     f.done()
-    cap = request.app.state.services.settings.max_body_bytes
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        return error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
-    body = await request.body()
-    if len(body) > cap:
-        return error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
+    body = await _raw_body(request)
+    if isinstance(body, Response):
+        return body
     catalogue = _catalogue(request)
 
     def add() -> dict[str, object]:
@@ -134,13 +164,42 @@ async def _delete_ontology(request: Request) -> Response:
     return JSONResponse({"ontology": ontology_id, "graphs": [str(g) for g in dropped]})
 
 
+async def _shapes(accounts: Accounts, request: Request, f: Fields) -> Response:
+    f.done()
+    found = await run_in_threadpool(request.app.state.services.shapes.list)
+    return JSONResponse({"shapes": [jsonable(i) for i in found]})
+
+
+async def _put_shapes(request: Request) -> Response:
+    """The body is the Turtle file itself; it replaces the admin's file of that name."""
+    require_admin(principal_of(request))
+    Fields(dict(request.query_params)).done()
+    body = await _raw_body(request)
+    if isinstance(body, Response):
+        return body
+    shapes = request.app.state.services.shapes
+    info = await run_in_threadpool(shapes.put, request.path_params["name"], body)
+    return JSONResponse(jsonable(info), status_code=201)
+
+
+async def _delete_shapes(request: Request) -> Response:
+    require_admin(principal_of(request))
+    shapes = request.app.state.services.shapes
+    info = await run_in_threadpool(shapes.remove, request.path_params["name"])
+    return JSONResponse(jsonable(info))
+
+
 def admin_routes() -> list[Route]:
     return [
         Route("/api/admin/users", _admin(_list), methods=["GET"]),
         Route("/api/admin/users", _admin(_add), methods=["POST"]),
         Route("/api/admin/users/{user}/keys", _admin(_key), methods=["POST"]),
         Route("/api/admin/users/{user}/revoke", _admin(_revoke), methods=["POST"]),
+        Route("/api/admin/users/{user}/reset", _admin(_reset), methods=["POST"]),
         Route("/api/admin/ontologies", _admin(_ontologies), methods=["GET"]),
         Route("/api/admin/ontologies/{ontology}", _put_ontology, methods=["PUT"]),
         Route("/api/admin/ontologies/{ontology}", _delete_ontology, methods=["DELETE"]),
+        Route("/api/admin/shapes", _admin(_shapes), methods=["GET"]),
+        Route("/api/admin/shapes/{name}", _put_shapes, methods=["PUT"]),
+        Route("/api/admin/shapes/{name}", _delete_shapes, methods=["DELETE"]),
     ]

@@ -40,10 +40,18 @@ from kgmem.index import (
     StaticEmbedder,
     StoreReader,
 )
-from kgmem.memory import Lifecycle, ShortMemoryPolicy, SourceStore, WriteGate
+from kgmem.memory import (
+    Lifecycle,
+    ResetReport,
+    ShortMemoryPolicy,
+    SourceStore,
+    WriteGate,
+    reset_user,
+)
 from kgmem.ontology import (
     LoadReport,
     OntologyService,
+    ShapesFiles,
     ValidationService,
     bundled_files,
     check_bundled,
@@ -89,6 +97,7 @@ class Services:
     bundled: LoadReport
     ontology: OntologyService
     validation: ValidationService
+    shapes: ShapesFiles
     sources: SourceStore
     gate: WriteGate
     lifecycle: Lifecycle
@@ -112,6 +121,16 @@ class Services:
         for uid in users:
             self.lexical.rebuild(uid)
         return len(users)
+
+    def reset_user(self, uid: str) -> ResetReport:
+        """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
+        cache of theirs: the projections are purged by the commit itself, the lexical index
+        and the effective ontology here."""
+        report = reset_user(self.store, uid)
+        self.feed.drain(uid)
+        self.lexical.drop(uid)
+        self.ontology.invalidate(uid)
+        return report
 
     def close(self) -> None:
         """Stop the feed (what is left in the outbox waits for the next start), close the
@@ -141,7 +160,7 @@ def build_services(
     temporary directory.
     """
     queries = QueryRegistry.load()
-    files = bundled_files(settings.shapes_dir)
+    files = bundled_files(settings.shapes_dir, local_shapes=settings.local_shapes_dir)
     check_bundled(files)
     owned = store is None
     if store is None:
@@ -190,6 +209,9 @@ def build_services(
         bundled=report,
         ontology=ontology,
         validation=validation,
+        shapes=ShapesFiles(
+            store, queries, validation, settings.shapes_dir, settings.local_shapes_dir
+        ),
         sources=sources,
         gate=gate,
         lifecycle=lifecycle,

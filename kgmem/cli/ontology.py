@@ -45,7 +45,7 @@ def _catalogue(
     """The catalogue on ``store``, with the bundled ontologies and shapes brought up to date
     first (what a server start-up would do), so a fresh store is complete."""
     queries = QueryRegistry.load()
-    files = bundled_files(settings.shapes_dir)
+    files = bundled_files(settings.shapes_dir, local_shapes=settings.local_shapes_dir)
     check_bundled(files)
     ensure_bundled(store, queries, files)
     return Catalogue(store, queries, load_manifest(manifest_path))

@@ -1,4 +1,4 @@
-"""``kgmem users``: accounts and API keys (add, list, revoke, token).
+"""``kgmem users``: accounts and API keys (add, list, revoke, token), and reset.
 
 They open the store locally, so they refuse while a server holds it: stop the server, or
 (later) use the admin API. A new key is printed once; only its hash is stored.
@@ -12,9 +12,10 @@ from dataclasses import asdict
 import click
 
 from kgmem.api.accounts import Accounts, IssuedKey, Role
-from kgmem.cli.common import fail, local_store
+from kgmem.cli.common import fail, local_services, local_store
 from kgmem.config import load_settings
 from kgmem.errors import KgmemError
+from kgmem.memory import user_graphs
 from kgmem.store import QueryRegistry
 
 __all__ = ["users"]
@@ -97,3 +98,24 @@ def list_users(as_json: bool) -> None:
         state = f"revoked {account.revoked_at:%Y-%m-%d}" if account.revoked_at else "active"
         live = ", ".join(k.key_id for k in keys if k.revoked_at is None) or "no live keys"
         click.echo(f"{account.uid}\t{account.role.value}\t{state}\t{live}")
+
+
+@users.command("reset")
+@click.argument("uid", metavar="USER")
+@click.option("--yes", is_flag=True, help="Do it (without it, only say what would go).")
+def reset(uid: str, yes: bool) -> None:
+    """Drop everything kgmem holds for USER (memories, sources, decisions, proposals); the
+    account and its keys stay. Without --yes, only say what would go."""
+    settings = load_settings()
+    with local_services(settings, "reset a user") as services:
+        try:
+            graphs = user_graphs(services.store, uid)
+            if not yes:
+                triples = sum(services.store.count(g) for g in graphs)
+                click.echo(f"user {uid}: would drop {len(graphs)} graphs, {triples} triples")
+                click.echo("run again with --yes to reset")
+                return
+            report = services.reset_user(uid)
+        except KgmemError as exc:
+            fail(str(exc))
+    click.echo(f"user {uid}: reset ({len(report.graphs)} graphs, {report.triples} triples dropped)")

@@ -33,6 +33,7 @@ from kgmem.memory.model import (
 )
 from kgmem.memory.prepass import Disposition, Resolution
 from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, read_memory
+from kgmem.memory.reset import ResetReport, reset_user, user_graphs
 from kgmem.memory.short_memory import ShortMemoryItem, ShortMemoryPolicy
 from kgmem.memory.source_inputs import (
     RECALL_TOOLS,
@@ -86,6 +87,7 @@ __all__ = [
     "Refusal",
     "RefusalCode",
     "ReportedSource",
+    "ResetReport",
     "Resolution",
     "Role",
     "ShortMemoryItem",
@@ -111,7 +113,9 @@ __all__ = [
     "node_iri",
     "parse_node",
     "read_memory",
+    "reset_user",
     "self_entity",
     "source_iri",
     "stable_node",
+    "user_graphs",
 ]

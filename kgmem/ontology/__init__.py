@@ -56,6 +56,7 @@ from kgmem.ontology.shacl import (
     compile_shapes,
     pyshacl_reference,
 )
+from kgmem.ontology.shapes_files import ShapesFiles, ShapesInfo, ShapesOrigin
 from kgmem.ontology.validation import ValidationService
 from kgmem.ontology.vocabulary import (
     DisjointAxiom,
@@ -103,6 +104,9 @@ __all__ = [
     "Provenance",
     "Quirk",
     "Restrict",
+    "ShapesFiles",
+    "ShapesInfo",
+    "ShapesOrigin",
     "ShapesProgram",
     "TermHit",
     "TermIndex",

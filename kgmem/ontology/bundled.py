@@ -1,5 +1,8 @@
-"""Files that ship with kgmem and load at start-up: the bundled catalogue ontologies (the
-manifest's ``bundled = true`` entries: kgmem's vocabulary and the starter) and the SHACL shapes.
+"""Files that load at start-up: the bundled catalogue ontologies (the manifest's
+``bundled = true`` entries: kgmem's vocabulary and the starter), the SHACL shapes that ship
+with kgmem (``shapes_dir``) and the shapes an admin added to this data directory
+(``$KGMEM_HOME/shapes``, graphs ``urn:kgmem:shapes:local.{name}``; see
+:mod:`kgmem.ontology.shapes_files`).
 
 Each file goes into its own named graph together with a ``kgm:sourceSha256`` triple, so a
 restart reloads only what changed and a removed shapes file stops applying.
@@ -36,7 +39,14 @@ __all__ = [
     "check_bundled",
     "default_ontologies_dir",
     "ensure_bundled",
+    "is_shapes_graph",
+    "load_file",
+    "local_shapes_graph",
 ]
+
+#: Shapes an admin adds live in graphs named with this prefix, so they can never replace a
+#: bundled file's graph, whatever names a later release ships.
+LOCAL_SHAPES_PREFIX = "local."
 
 
 def default_ontologies_dir() -> Path:
@@ -57,9 +67,17 @@ class LoadReport:
     removed: tuple[URIRef, ...]
 
 
-def bundled_files(shapes_dir: Path, ontologies_dir: Path | None = None) -> list[BundledFile]:
+def local_shapes_graph(name: str) -> URIRef:
+    """The graph of the admin's shapes file ``{name}.ttl``."""
+    return shapes_graph(f"{LOCAL_SHAPES_PREFIX}{name}")
+
+
+def bundled_files(
+    shapes_dir: Path, ontologies_dir: Path | None = None, local_shapes: Path | None = None
+) -> list[BundledFile]:
     """The bundled entries of ``catalogue.toml`` in ``ontologies_dir``, then every ``*.ttl`` in
-    ``shapes_dir``. Raises :class:`~kgmem.errors.ManifestError` if the manifest is unusable."""
+    ``shapes_dir``, then every ``*.ttl`` in ``local_shapes`` (the admin's). Raises
+    :class:`~kgmem.errors.ManifestError` if the manifest is unusable."""
     root = ontologies_dir or default_ontologies_dir()
     manifest = load_manifest(root / "catalogue.toml")
     files = [
@@ -69,6 +87,10 @@ def bundled_files(shapes_dir: Path, ontologies_dir: Path | None = None) -> list[
     ]
     if shapes_dir.is_dir():
         files += [BundledFile(p, shapes_graph(p.stem)) for p in sorted(shapes_dir.glob("*.ttl"))]
+    if local_shapes is not None and local_shapes.is_dir():
+        files += [
+            BundledFile(p, local_shapes_graph(p.stem)) for p in sorted(local_shapes.glob("*.ttl"))
+        ]
     return files
 
 
@@ -100,27 +122,32 @@ def ensure_bundled(
     loaded: list[URIRef] = []
     unchanged: list[URIRef] = []
     for bundled in files:
-        digest = _checksum(bundled.path)
-        rows = store.select(queries["store/bundle_checksum"], {"graph": bundled.graph})
-        if any(str(r["sha256"]) == digest for r in rows):
-            unchanged.append(bundled.graph)
-            continue
-        try:
-            store.load(bundled.path.read_bytes(), bundled.fmt, bundled.graph)
-        except StoreOperationFailed as exc:
-            raise ResourceError(bundled.path, exc.reason) from exc
-        store.commit(
-            Changeset.of([Quad(bundled.graph, KGM.sourceSha256, Literal(digest), bundled.graph)])
-        )
-        loaded.append(bundled.graph)
+        (loaded if load_file(store, queries, bundled) else unchanged).append(bundled.graph)
     wanted = {b.graph for b in files}
-    stale = tuple(g for g in store.graphs() if g not in wanted and _is_shapes_graph(g))
+    stale = tuple(g for g in store.graphs() if g not in wanted and is_shapes_graph(g))
     if stale:
         store.commit(Changeset.of(drop_graphs=stale))
     return LoadReport(tuple(loaded), tuple(unchanged), stale)
 
 
-def _is_shapes_graph(graph: URIRef) -> bool:
+def load_file(store: TripleStore, queries: QueryRegistry, bundled: BundledFile) -> bool:
+    """Load one file into its graph (replacing it) unless the graph already holds that file's
+    checksum; whether it loaded."""
+    digest = _checksum(bundled.path)
+    rows = store.select(queries["store/bundle_checksum"], {"graph": bundled.graph})
+    if any(str(r["sha256"]) == digest for r in rows):
+        return False
+    try:
+        store.load(bundled.path.read_bytes(), bundled.fmt, bundled.graph)
+    except StoreOperationFailed as exc:
+        raise ResourceError(bundled.path, exc.reason) from exc
+    store.commit(
+        Changeset.of([Quad(bundled.graph, KGM.sourceSha256, Literal(digest), bundled.graph)])
+    )
+    return True
+
+
+def is_shapes_graph(graph: URIRef) -> bool:
     try:
         return parse_graph(graph).kind is GraphKind.SHAPES
     except GraphNameError:

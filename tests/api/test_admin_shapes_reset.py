@@ -1,0 +1,176 @@
+"""Shapes and reset over the admin API, against a real uvicorn: an admin's shapes file changes
+what the gate accepts at once and survives a restart; a reset drops one user's memory (store,
+graph projection, lexical index) and nothing of anyone else's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kgmem.api.auth import key_file
+from kgmem.api.services import build_services
+from kgmem.config import Settings, load_settings
+from kgmem.ontology.bundled import local_shapes_graph
+from tests.api.support import ApiServer, api_server
+from tests.api.test_rest import allergy, drafted, grounded, said, search_ids
+from tests.test_cli import kgmem
+
+NO_SHOUTING = b"""@prefix kgm: <https://w3id.org/kgmem/ns#> .
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+<https://example.org/house#QuietTitles> a sh:NodeShape ;
+    sh:targetClass kgm:Memory ;
+    sh:property [ sh:path kgm:title ; sh:pattern "^[^!]*$" ;
+                  sh:message "A title does not shout." ] .
+"""
+
+RECURSIVE = b"""@prefix sh: <http://www.w3.org/ns/shacl#> .
+<https://e.org/S> a sh:NodeShape ; sh:targetClass <https://e.org/C> ; sh:node <https://e.org/S> .
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with api_server(tmp_path_factory, "admin-home") as running:
+        yield running
+
+
+def admin(server: ApiServer) -> httpx.Client:
+    settings = server.app.state.services.settings
+    token = key_file(settings).read_text().strip()
+    return httpx.Client(
+        base_url=server.base, headers={"Authorization": f"Bearer {token}"}, timeout=60
+    )
+
+
+def shouted(client: httpx.Client, chat: str) -> dict[str, Any]:
+    said(client, chat, "I am allergic to kiwi")
+    draft = grounded("Allergic to kiwi!", chat, 0, "I am allergic to kiwi", "kiwi")
+    [item] = drafted(client, draft)
+    return item
+
+
+def test_an_admins_shapes_file_applies_to_the_next_write_until_removed(
+    server: ApiServer,
+) -> None:
+    with admin(server) as root, server.client("sam") as sam:
+        listed = root.get("/api/admin/shapes").json()["shapes"]
+        assert [(s["name"], s["origin"]) for s in listed] == [("core", "bundled")]
+        assert listed[0]["shapes"] > 5 and listed[0]["triples"] > 100
+        put = root.put("/api/admin/shapes/house", content=NO_SHOUTING)
+        assert put.status_code == 201, put.text
+        assert put.json()["origin"] == "local" and put.json()["shapes"] == 2
+        refused = shouted(sam, "s1")
+        assert refused["outcome"] == "refused", refused
+        assert "does not shout" in str(refused), refused
+        assert sam.get("/api/memories").json()["memories"] == []
+        gone = root.delete("/api/admin/shapes/house")
+        assert gone.status_code == 200 and gone.json()["name"] == "house"
+        assert shouted(sam, "s2")["outcome"] == "active"
+        names = [s["name"] for s in root.get("/api/admin/shapes").json()["shapes"]]
+        assert names == ["core"]
+
+
+def test_bad_shapes_and_callers_are_refused_and_change_nothing(server: ApiServer) -> None:
+    with admin(server) as root, server.client("pat") as pat:
+        before = server.snapshot()
+        assert pat.get("/api/admin/shapes").status_code == 403
+        assert pat.put("/api/admin/shapes/mine", content=NO_SHOUTING).status_code == 403
+        for name, body, status in (
+            ("broken", b"<x", 422),  # not Turtle
+            ("empty", b"<https://e.org/a> <https://e.org/b> 1 .", 422),  # no shape in it
+            ("recursive", RECURSIVE, 422),  # SHACL 1.0 gives it no meaning
+            ("core", NO_SHOUTING, 409),  # the bundled file's name
+            ("bad:name", NO_SHOUTING, 422),
+        ):
+            answer = root.put(f"/api/admin/shapes/{name}", content=body)
+            assert answer.status_code == status, (name, answer.text)
+            assert answer.json()["error"]["message"], name
+        assert root.delete("/api/admin/shapes/core").status_code == 409
+        assert root.delete("/api/admin/shapes/nothing").status_code == 404
+        assert server.snapshot() == before
+        home = server.app.state.services.settings.local_shapes_dir
+        assert not home.exists() or list(home.iterdir()) == []
+
+
+def test_an_admins_shapes_survive_a_restart_and_a_removed_file_stops_applying(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings(env={"KGMEM_HOME": str(tmp_path)})
+    services = build_services(settings)
+    try:
+        services.shapes.put("house", NO_SHOUTING)
+    finally:
+        services.close()
+    graph = local_shapes_graph("house")
+    services = build_services(settings)
+    try:
+        assert graph in services.store.graphs()
+        assert services.bundled.unchanged.count(graph) == 1
+        shapes = {str(s) for s in services.validation.program().shapes}
+        assert "https://example.org/house#QuietTitles" in shapes
+    finally:
+        services.close()
+    (settings.local_shapes_dir / "house.ttl").unlink()
+    services = build_services(settings)
+    try:
+        assert graph not in services.store.graphs()
+        assert graph in services.bundled.removed
+    finally:
+        services.close()
+
+
+def test_a_reset_drops_one_users_memory_everywhere_and_keeps_the_account(
+    server: ApiServer,
+) -> None:
+    services = server.app.state.services
+    with admin(server) as root, server.client("ann") as ann, server.client("ben") as ben:
+        mine = allergy(ann, "a1", "sesame")
+        theirs = allergy(ben, "b1", "sesame")
+        assert search_ids(ann, "sesame") == [mine] and search_ids(ben, "sesame") == [theirs]
+        assert services.lexical.size("ann") > 0
+        url = "/api/admin/users/ann/reset"
+        assert ann.post(url, json={"confirm": "ann"}).status_code == 403
+        wrong = root.post(url, json={"confirm": "ben"})
+        assert wrong.status_code == 422 and wrong.json()["error"]["field"] == "confirm"
+        assert root.post(url, json={}).json()["error"]["field"] == "confirm"
+        unknown = root.post("/api/admin/users/zed/reset", json={"confirm": "zed"})
+        assert unknown.status_code == 404
+        assert search_ids(ann, "sesame") == [mine]  # refused resets changed nothing
+        done = root.post(url, json={"confirm": "ann"})
+        assert done.status_code == 200, done.text
+        report = done.json()
+        assert report["uid"] == "ann" and report["triples"] > 0
+        assert "urn:kgmem:user:ann:kg" in report["graphs"]
+        assert all(":user:ann:" in g for g in report["graphs"])
+        assert ann.get("/api/me").status_code == 200  # the key still works
+        assert search_ids(ann, "sesame") == []
+        assert ann.get(f"/api/memories/{mine.rsplit('/', 1)[1]}").status_code == 404
+        assert ann.get("/api/memories").json()["memories"] == []
+        rows = services.projection.rows("ann")
+        assert not any(getattr(rows, f.name) for f in rows.__dataclass_fields__.values())
+        assert services.lexical.size("ann") == 0
+        assert search_ids(ben, "sesame") == [theirs]
+        again = allergy(ann, "a1", "walnuts")  # the same chat id starts afresh
+        assert search_ids(ann, "walnuts") == [again]
+
+
+def test_the_reset_command_says_what_would_go_then_does_it(tmp_path: Path) -> None:
+    settings: Settings = load_settings(env={"KGMEM_HOME": str(tmp_path)})
+    services = build_services(settings)
+    try:
+        services.sources.remember("dee", "likes rye bread")
+    finally:
+        services.close()
+    dry = kgmem(tmp_path, "users", "reset", "dee")
+    assert dry.returncode == 0 and "would drop 1 graphs" in dry.stdout, dry.stderr
+    done = kgmem(tmp_path, "users", "reset", "dee", "--yes")
+    assert done.returncode == 0 and "reset (1 graphs" in done.stdout, done.stderr
+    services = build_services(settings)
+    try:
+        assert [g for g in services.store.graphs() if ":user:dee:" in g and "outbox" not in g] == []
+    finally:
+        services.close()
