@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
@@ -56,6 +57,22 @@ def _bearer(header: str | None) -> str:
     return token.strip()
 
 
+def _ide_page(scope: Scope) -> bool:
+    """A browser asking for the GraphiQL page itself: static HTML with no data, which a
+    browser cannot fetch with a Bearer header; the key goes in its Headers tab, and every
+    query it sends is authenticated. The test is strawberry's own for rendering the IDE
+    (GET, no ``query`` parameter, HTML accepted), so nothing else gets through."""
+    if scope["path"] != "/graphql" or scope["method"] != "GET":
+        return False
+    headers = Headers(scope=scope)
+    if "authorization" in headers:  # a client with a key: authenticated like any request
+        return False
+    if "query" in parse_qs(scope.get("query_string", b"").decode("latin-1")):
+        return False
+    accept = headers.get("accept", "")
+    return "text/html" in accept or "*/*" in accept
+
+
 class KeyAuth:
     """Authenticate every HTTP request outside :data:`OPEN_PATHS`."""
 
@@ -63,7 +80,7 @@ class KeyAuth:
         self.app, self.accounts = app, accounts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or _ide_page(scope):
             await self.app(scope, receive, send)
             return
         try:

@@ -16,6 +16,7 @@ prints it.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import strawberry
 from graphql import GraphQLError
@@ -26,6 +27,7 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.types import ExecutionContext
+from strawberry.types.unset import UNSET
 
 from kgmem.api.auth import principal_of
 from kgmem.api.graphql_context import GraphContext
@@ -84,6 +86,18 @@ class GraphQLEndpoint(GraphQL[GraphContext, None]):
     def __init__(self, services: Services, schema: strawberry.Schema | None = None) -> None:
         super().__init__(schema or build_schema(), graphql_ide="graphiql")
         self.services = services
+
+    async def run(self, request: Any, context: Any = UNSET, root_value: Any = UNSET) -> Any:
+        """The GraphiQL page before any context: static HTML that a browser asks for without
+        a key (:class:`~kgmem.api.auth.KeyAuth` lets it through), and the context needs the
+        caller."""
+        if (
+            isinstance(request, Request)
+            and "principal" not in request.scope.get("state", {})
+            and self.should_render_graphql_ide(self.request_adapter_class(request))
+        ):
+            return await self.render_graphql_ide(request)
+        return await super().run(request, context, root_value)
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

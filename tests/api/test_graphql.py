@@ -116,6 +116,13 @@ def test_graphiql_on_get_and_a_key_is_needed(server: ApiServer) -> None:
     bare = httpx.post(f"{server.base}/graphql", json={"query": "{ me { id } }"})
     assert bare.status_code == 401
     assert bare.json()["error"]["code"] == "unauthenticated"
+    browser = httpx.get(f"{server.base}/graphql", headers={"Accept": "text/html,*/*;q=0.8"})
+    assert browser.status_code == 200 and "graphiql" in browser.text.lower()  # the page only
+    for sneaky in ({"query": "{ me { id } }"}, {"query": "", "x": "1"}):
+        answer = httpx.get(f"{server.base}/graphql", params=sneaky, headers={"Accept": "*/*"})
+        assert answer.status_code == 401, sneaky
+    as_json = httpx.get(f"{server.base}/graphql", headers={"Accept": "application/json"})
+    assert as_json.status_code == 401  # no HTML asked for: not the page
 
 
 # -- stored effects ----------------------------------------------------------------------
