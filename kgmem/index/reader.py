@@ -168,6 +168,9 @@ def _iri(row: Row, name: str) -> str:
     return str(row[name])
 
 
+_CHUNK = 256  # keys per query: one VALUES block, small enough to stay an index join
+
+
 class StoreReader:
     """The projection's rows of one user, read from the store with ``queries/index/``."""
 
@@ -188,14 +191,24 @@ class StoreReader:
     def _select(self, name: str, bindings: Bindings, dataset: Dataset | None = None) -> list[Row]:
         return self._store.select(self._queries[f"index/{name}"], bindings, dataset=dataset)
 
+    def _at(self, name: str, var: str, iris: Iterable[URIRef], fixed: Bindings) -> list[Row]:
+        """Rows of ``name`` at the nodes ``iris`` (bound to ``var``): a query per chunk of
+        keys, not per key; ordered by node so a node's rows stay together."""
+        keys = sorted(set(iris))
+        query = self._queries[f"index/{name}"]
+        rows: list[Row] = []
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            rows += self._store.select(query, fixed, values={var: chunk})
+        return sorted(rows, key=lambda r: str(r[var]))
+
     def _nodes(
         self, name: str, var: str, graph: URIRef, iris: Iterable[URIRef] | None
     ) -> Iterator[Row]:
         if iris is None:
             yield from self._select(name, {"graph": graph})
             return
-        for iri in sorted(iris):
-            yield from self._select(name, {"graph": graph, var: iri})
+        yield from self._at(name, var, iris, {"graph": graph})
 
     # -- node rows ---------------------------------------------------------------------
 
@@ -233,8 +246,7 @@ class StoreReader:
             return self._select(name, fixed)
         rows: list[Row] = []
         for var, iris in bound.items():
-            for iri in sorted(set(iris)):
-                rows += self._select(name, {**fixed, var: iri})
+            rows += self._at(name, var, iris, fixed)
         return rows
 
     def about(self, uid: str, at: Mapping[str, Iterable[URIRef]] | None = None) -> set[AboutRow]:

@@ -35,6 +35,7 @@ from kgmem.store import (
     Term,
     Transaction,
     TripleStore,
+    ValueLists,
 )
 
 __all__ = ["BatchView"]
@@ -143,13 +144,21 @@ class BatchView:
         yield from (q for q in added if q not in seen)
 
     def select(
-        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
     ) -> list[Row]:
         evaluate = VIEW_QUERIES.get(query.name)
-        if evaluate is not None and dataset is None:
+        if evaluate is not None and dataset is None and not values:
             query.check_bindings(bindings or {})
             return evaluate(self, query, bindings or {})
-        return self._plain(query.name, lambda: self._store.select(query, bindings, dataset=dataset))
+        return self._plain(
+            query.name,
+            lambda: self._store.select(query, bindings, dataset=dataset, values=values),
+        )
 
     def stored(self, query: Query, bindings: Mapping[str, Term]) -> list[Row]:
         return self._store.select(query, bindings)

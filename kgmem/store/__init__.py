@@ -15,6 +15,7 @@ from kgmem.store.base import (
     Term,
     Transaction,
     TripleStore,
+    ValueLists,
 )
 from kgmem.store.facts import StoreFacts, collect_facts
 from kgmem.store.graphs import (
@@ -67,6 +68,7 @@ __all__ = [
     "TripleStore",
     "UserGraphs",
     "UserQueries",
+    "ValueLists",
     "catalogue_graph",
     "check_id",
     "collect_facts",

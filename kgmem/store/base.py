@@ -11,7 +11,7 @@ is told once the write is done.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -36,10 +36,12 @@ __all__ = [
     "Term",
     "Transaction",
     "TripleStore",
+    "ValueLists",
 ]
 
 Term = URIRef | BNode | Literal
 Bindings = Mapping[str, Term]
+ValueLists = Mapping[str, Sequence[URIRef | Literal]]
 Row = Mapping[str, Term]
 
 
@@ -142,8 +144,16 @@ class TripleStore(Protocol):
         ...
 
     def select(
-        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
-    ) -> list[Row]: ...
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
+    ) -> list[Row]:
+        """The query's solutions; ``values`` binds variables to lists of terms (one query
+        for a batch of keys: see :func:`kgmem.store.queries.substitute`)."""
+        ...
 
     def ask(
         self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None

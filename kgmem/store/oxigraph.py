@@ -38,6 +38,7 @@ from kgmem.store.base import (
     SelectResult,
     Term,
     Transaction,
+    ValueLists,
 )
 from kgmem.store.queries import Query, QueryKind, refused_keyword, substitute, term_to_sparql
 from kgmem.vocab import PREFIXES
@@ -59,9 +60,15 @@ _LANG_STRING = str(RDF.langString)
 log = logging.getLogger("kgmem.store")
 
 
+@lru_cache(maxsize=1 << 16)
+def _named(value: str) -> ox.NamedNode:
+    """Oxigraph checks every IRI it makes too; patterns repeat the same predicates/graphs."""
+    return ox.NamedNode(value)
+
+
 def _node_to_ox(term: URIRef | BNode) -> ox.NamedNode | ox.BlankNode:
     if isinstance(term, URIRef):
-        return ox.NamedNode(str(term))
+        return _named(str(term))
     return ox.BlankNode(str(term))
 
 
@@ -81,27 +88,38 @@ def _iri(value: str) -> URIRef:
     return URIRef(value)
 
 
+_CACHED_LITERAL = 256  # longer values (message texts, bodies) are made anew: bounded memory
+
+
+@lru_cache(maxsize=1 << 16)
+def _literal(value: str, language: str | None, datatype: str) -> Literal:
+    """rdflib parses a typed literal's value as it makes it (dates, numbers: ~5 µs); reads
+    repeat the same titles, statuses, scores and dates. Literals are immutable."""
+    if language:
+        return Literal(value, lang=language)
+    if datatype in (_XSD_STRING, _LANG_STRING):
+        return Literal(value)
+    return Literal(value, datatype=_iri(datatype))
+
+
 def from_ox(term: object) -> Term:
     if isinstance(term, ox.NamedNode):
         return _iri(term.value)
     if isinstance(term, ox.BlankNode):
         return BNode(term.value)
     if isinstance(term, ox.Literal):
-        if term.language:
-            return Literal(term.value, lang=term.language)
-        datatype = term.datatype.value
-        if datatype in (_XSD_STRING, _LANG_STRING):
-            return Literal(term.value)
-        return Literal(term.value, datatype=_iri(datatype))
+        value = term.value
+        make = _literal if len(value) <= _CACHED_LITERAL else _literal.__wrapped__
+        return make(value, term.language, term.datatype.value)
     raise StoreOperationFailed("read", f"unsupported term {term!r} (RDF-star is not used)")
 
 
 def _quad_to_ox(quad: Quad) -> ox.Quad:
     return ox.Quad(
         _node_to_ox(quad.subject),
-        ox.NamedNode(str(quad.predicate)),
+        _named(str(quad.predicate)),
         to_ox(quad.object),
-        ox.NamedNode(str(quad.graph)),
+        _named(str(quad.graph)),
     )
 
 
@@ -111,7 +129,7 @@ def quad_from_ox(quad: ox.Quad) -> Quad:
         raise StoreOperationFailed("read", "kgmem keeps nothing in the default graph")
     subject, predicate = from_ox(quad.subject), from_ox(quad.predicate)
     assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
-    return Quad(subject, predicate, from_ox(quad.object), URIRef(graph.value))
+    return Quad(subject, predicate, from_ox(quad.object), _iri(graph.value))
 
 
 def _data_block(keyword: str, quads: Iterable[Quad]) -> str:
@@ -174,11 +192,21 @@ class OxigraphStore:
 
     # -- reads -------------------------------------------------------------------------
 
-    def _run(self, query: Query, bindings: Bindings | None, dataset: Dataset | None) -> object:
+    def _run(
+        self,
+        query: Query,
+        bindings: Bindings | None,
+        dataset: Dataset | None,
+        values: ValueLists | None = None,
+    ) -> object:
         bindings = bindings or {}
         query.check_bindings(bindings)
         text, native = query.text, dict(bindings)
-        if bindings and not any(isinstance(v, BNode) for v in bindings.values()):
+        if values:
+            if any(isinstance(v, BNode) for v in bindings.values()):
+                raise BindingError(query.name, "values", "lists cannot join blank-node bindings")
+            text, native = substitute(query, bindings, values), {}
+        elif bindings and not any(isinstance(v, BNode) for v in bindings.values()):
             # Written in as constants the bound terms drive index lookups; Oxigraph's own
             # substitution would evaluate the whole pattern and filter afterwards.
             text, native = substitute(query, bindings), {}
@@ -202,10 +230,15 @@ class OxigraphStore:
             raise StoreOperationFailed(f"query {query.name}", str(exc)) from exc
 
     def select(
-        self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
     ) -> list[Row]:
         query.expect(QueryKind.SELECT)
-        solutions = self._run(query, bindings, dataset)
+        solutions = self._run(query, bindings, dataset, values)
         assert isinstance(solutions, ox.QuerySolutions)
         names = [v.value for v in solutions.variables]
         return [_row(names, s) for s in solutions]
@@ -259,9 +292,9 @@ class OxigraphStore:
     ) -> Iterator[Quad]:
         pattern = self._ox.quads_for_pattern(
             None if subject is None else _node_to_ox(subject),
-            None if predicate is None else ox.NamedNode(str(predicate)),
+            None if predicate is None else _named(str(predicate)),
             None if obj is None else to_ox(obj),
-            None if graph is None else ox.NamedNode(str(graph)),
+            None if graph is None else _named(str(graph)),
         )
         for quad in pattern:
             if isinstance(quad.graph_name, ox.NamedNode):

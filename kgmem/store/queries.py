@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -205,8 +205,15 @@ def term_to_sparql(term: URIRef | BNode | Literal, *, allow_blank: bool = False)
     return str(ox.Literal(str(term)))
 
 
-def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -> str:
-    """The query text with each bound variable written in as its term.
+def substitute(
+    query: Query,
+    bindings: Mapping[str, URIRef | BNode | Literal],
+    values: Mapping[str, Sequence[URIRef | Literal]] | None = None,
+) -> str:
+    """The query text with each bound variable written in as its term, and each variable
+    of ``values`` bound to a list of terms by a ``VALUES`` block opening the WHERE group
+    (so a batch of keys is one query whose pattern starts from those keys; an empty list
+    matches nothing).
 
     Oxigraph's own substitution filters solutions after evaluating the pattern, so a bound
     subject still scans the graph; written in as a constant it is an index lookup. In a
@@ -221,17 +228,53 @@ def substitute(query: Query, bindings: Mapping[str, URIRef | BNode | Literal]) -
             rendered[variable] = term_to_sparql(term)
         except ValueError as exc:
             raise BindingError(query.name, variable, str(exc)) from exc
+    block = _values_block(query, values or {})
     text = query.text
     out: list[str] = []
     last = 0
-    for start, end, variable, projected in _slots(text, query.kind):
-        value = rendered.get(variable)
-        if value is None:
+    edits = [
+        (start, end, variable, projected)
+        for start, end, variable, projected in _slots(text, query.kind)
+        if variable in rendered
+    ]
+    if block:
+        opening = _where_opening(text, query.kind)
+        edits.append((opening, opening, "", False))
+        edits.sort()
+    for start, end, variable, projected in edits:
+        if not variable:
+            out += [text[last:start], block]
+            last = end
             continue
+        value = rendered[variable]
         out += [text[last:start], f"({value} AS ?{variable})" if projected else value]
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _values_block(query: Query, values: Mapping[str, Sequence[URIRef | Literal]]) -> str:
+    """`` VALUES ?a { t1 t2 } `` for each listed variable (checked like a binding)."""
+    query.check_bindings(values)
+    if values and query.kind is not QueryKind.SELECT:
+        raise BindingError(query.name, next(iter(values)), "lists bind only SELECT queries")
+    blocks: list[str] = []
+    for variable, terms in values.items():
+        try:
+            rendered = " ".join(term_to_sparql(t) for t in terms)
+        except ValueError as exc:
+            raise BindingError(query.name, variable, str(exc)) from exc
+        blocks.append(f" VALUES ?{variable} {{ {rendered} }} ")
+    return "".join(blocks)
+
+
+@functools.lru_cache(maxsize=1024)
+def _where_opening(text: str, kind: QueryKind) -> int:
+    """Just after the brace that opens the WHERE group of a SELECT."""
+    for match in _TOKENS.finditer(text):
+        if match.group("brace") == "{":
+            return match.end()
+    raise ValueError("a SELECT without a WHERE group")
 
 
 @functools.lru_cache(maxsize=1024)

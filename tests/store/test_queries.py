@@ -103,6 +103,34 @@ def test_substitute_refuses_unknown_variable_and_blank_nodes() -> None:
         substitute(query, {"s": BNode()})
 
 
+def test_a_list_binding_selects_exactly_its_keys_in_one_query() -> None:
+    from kgmem.store import Changeset, OxigraphStore, Quad
+    from kgmem.vocab import KGM
+
+    store = OxigraphStore()
+    graph = URIRef("urn:kgmem:user:a:kg")
+    titles = {URIRef(f"urn:m{i}"): Literal(f"title {i}") for i in range(6)}
+    hostile = Literal('x" } } ; DROP ALL ; #')
+    store.commit(
+        Changeset.of(
+            [Quad(m, KGM.title, t, graph) for m, t in titles.items()]
+            + [Quad(URIRef("urn:h"), KGM.title, hostile, graph)]
+        )
+    )
+    query = parse_query(
+        "t", "SELECT ?m ?t WHERE { GRAPH ?g { ?m kgm:title ?t } } ORDER BY ?m", "t.rq"
+    )
+    keys = [URIRef("urn:m4"), URIRef("urn:m1"), URIRef("urn:absent")]
+    rows = store.select(query, {"g": graph}, values={"m": keys})
+    assert [(r["m"], r["t"]) for r in rows] == [(k, titles[k]) for k in sorted(keys[:2])]
+    assert store.select(query, {"g": graph}, values={"m": []}) == []
+    found = store.select(query, {"g": graph}, values={"t": [hostile]})
+    assert [r["m"] for r in found] == [URIRef("urn:h")]
+    assert len(list(store.quads())) == 7  # the hostile literal stayed data
+    with pytest.raises(BindingError, match="no such variable"):
+        store.select(query, values={"x": keys})
+
+
 @pytest.mark.parametrize(
     ("text", "refused"),
     [
