@@ -1,11 +1,11 @@
 """What one GraphQL request reads through: the caller, the services and its dataloaders.
 
-A request reads the caller's entity tables at most once each (:class:`UserTables`): names,
-aliases and types of every entity, the facts between entities (asserted, and inferred from
-inverse and symmetric properties), literal attributes, pages, ``about`` edges and the
-decisions feed. The dataloaders batch each field's keys and answer them from those tables,
-so a page of 50 entities with their types and relations costs the same few store queries
-as a page of 10. Memories and sources are read per key (one batch, one read per item).
+The dataloaders batch each field's keys (entities, their facts in and out, asserted and
+inferred from inverse and symmetric properties, literal attributes, pages, ``about`` edges,
+a memory's decisions) and read each batch with one store query that binds the keys as a
+list (:class:`UserTables`), so a page of 50 entities with their types and relations costs
+the same few store queries as a page of 10, and the cost follows the page, not the size of
+the user's graph. Memories and sources are read per key (one batch, one read per item).
 
 Only the caller's graphs are read: an id of another user's node finds nothing.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rdflib import Literal, URIRef
 from starlette.concurrency import run_in_threadpool
@@ -38,7 +38,6 @@ __all__ = ["Attribute", "GraphContext", "PageInfo", "UserTables", "own_node"]
 
 K = TypeVar("K")
 V = TypeVar("V")
-_HISTORY = 10_000
 
 
 @dataclass(frozen=True)
@@ -69,98 +68,102 @@ def own_node(uid: str, value: str, kind: NodeKind) -> URIRef | None:
 
 
 class UserTables:
-    """The caller's entity tables, each read once per request (thread-safe: loaders run
-    their reads in the thread pool)."""
+    """The caller's entity data, read per batch of keys: one store query per table and
+    dataloader batch (chunked by the reader), whatever the size of the user's graph. The
+    entity listing reads the whole entity table once per request; keyed reads then answer
+    from it."""
 
     def __init__(self, services: Services, uid: str) -> None:
         self._services, self._uid = services, uid
         self._reader = StoreReader(services.store, services.queries)
         self._lock = threading.Lock()
-        self._cache: dict[str, Any] = {}
+        self._all: dict[str, EntityRow] | None = None
 
-    def _once(self, name: str, read: Callable[[], V]) -> V:
+    def _own(self, keys: Sequence[str], kind: NodeKind) -> list[URIRef]:
+        """The keys that name the caller's nodes of ``kind`` (others find nothing)."""
+        return [iri for k in keys if (iri := own_node(self._uid, k, kind)) is not None]
+
+    def all_entities(self) -> dict[str, EntityRow]:
         with self._lock:
-            if name not in self._cache:
-                self._cache[name] = read()
-            value: V = self._cache[name]
-            return value
+            if self._all is None:
+                self._all = {r.id: r for r in self._reader.entities(self._uid)}
+            return self._all
 
-    def entities(self) -> dict[str, EntityRow]:
-        return self._once("entities", lambda: {r.id: r for r in self._reader.entities(self._uid)})
+    def entities(self, keys: Sequence[str]) -> dict[str, EntityRow]:
+        if self._all is not None:
+            return self._all
+        iris = self._own(keys, NodeKind.ENTITY)
+        return {r.id: r for r in self._reader.entities(self._uid, iris)} if iris else {}
 
-    def relations(self) -> dict[str, list[RelatesRow]]:
+    def relations(self, keys: Sequence[str]) -> dict[str, list[RelatesRow]]:
         """Facts at each entity (out and in), asserted and inferred."""
+        iris = self._own(keys, NodeKind.ENTITY)
+        wanted = {str(i) for i in iris}
+        at: dict[str, list[RelatesRow]] = defaultdict(list)
+        rows = self._reader.relates(self._uid, iris) if iris else set()
+        for row in sorted(rows, key=_relates_key):
+            for end in {row.source, row.target} & wanted:
+                at[end].append(row)
+        return at
 
-        def read() -> dict[str, list[RelatesRow]]:
-            at: dict[str, list[RelatesRow]] = defaultdict(list)
-            for row in sorted(self._reader.relates(self._uid), key=_relates_key):
-                at[row.source].append(row)
-                if row.target != row.source:
-                    at[row.target].append(row)
-            return at
-
-        return self._once("relations", read)
-
-    def attributes(self) -> dict[str, list[Attribute]]:
-        def read() -> dict[str, list[Attribute]]:
-            rows = self._services.store.select(
-                self._services.queries["graphql/entity_attributes"],
-                {"graph": UserGraphs(self._uid).kg},
+    def attributes(self, keys: Sequence[str]) -> dict[str, list[Attribute]]:
+        iris = self._own(keys, NodeKind.ENTITY)
+        if not iris:
+            return {}
+        rows = self._services.store.select(
+            self._services.queries["graphql/entity_attributes"],
+            {"graph": UserGraphs(self._uid).kg},
+            values={"entity": iris},
+        )
+        found: dict[str, list[Attribute]] = defaultdict(list)
+        for r in rows:
+            value = r["value"]
+            datatype = value.datatype if isinstance(value, Literal) else None
+            found[str(r["entity"])].append(
+                Attribute(str(r["property"]), str(value), _opt(datatype))
             )
-            found: dict[str, list[Attribute]] = defaultdict(list)
-            for r in rows:
-                value = r["value"]
-                datatype = value.datatype if isinstance(value, Literal) else None
-                found[str(r["entity"])].append(
-                    Attribute(str(r["property"]), str(value), _opt(datatype))
-                )
-            return found
+        return found
 
-        return self._once("attributes", read)
-
-    def pages(self) -> dict[str, PageInfo]:
-        def read() -> dict[str, PageInfo]:
-            rows = self._services.store.select(
-                self._services.queries["pages/entity_page"], {"graph": UserGraphs(self._uid).kg}
+    def pages(self, keys: Sequence[str]) -> dict[str, PageInfo]:
+        iris = self._own(keys, NodeKind.ENTITY)
+        if not iris:
+            return {}
+        rows = self._services.store.select(
+            self._services.queries["pages/entity_page"],
+            {"graph": UserGraphs(self._uid).kg},
+            values={"entity": iris},
+        )
+        found: dict[str, PageInfo] = {}
+        for r in rows:
+            number = r.get("number")
+            found.setdefault(
+                str(r["entity"]),
+                PageInfo(
+                    str(r["page"]),
+                    str(r["path"]),
+                    _opt(r.get("title")),
+                    int(number.toPython()) if isinstance(number, Literal) else None,
+                    _opt(r.get("markdown")),
+                ),
             )
-            found: dict[str, PageInfo] = {}
-            for r in rows:
-                number = r.get("number")
-                found.setdefault(
-                    str(r["entity"]),
-                    PageInfo(
-                        str(r["page"]),
-                        str(r["path"]),
-                        _opt(r.get("title")),
-                        int(number.toPython()) if isinstance(number, Literal) else None,
-                        _opt(r.get("markdown")),
-                    ),
-                )
-            return found
+        return found
 
-        return self._once("pages", read)
-
-    def about(self) -> dict[str, list[str]]:
+    def about(self, keys: Sequence[str]) -> dict[str, list[str]]:
         """Entity → the memories (kg and quarantine) about it."""
+        iris = self._own(keys, NodeKind.ENTITY)
+        found: dict[str, list[str]] = defaultdict(list)
+        rows = self._reader.about(self._uid, {"entity": iris}) if iris else set()
+        for row in sorted(rows, key=lambda r: (r.entity, r.memory)):
+            found[row.entity].append(row.memory)
+        return found
 
-        def read() -> dict[str, list[str]]:
-            found: dict[str, list[str]] = defaultdict(list)
-            for row in sorted(self._reader.about(self._uid), key=lambda r: (r.entity, r.memory)):
-                found[row.entity].append(row.memory)
-            return found
-
-        return self._once("about", read)
-
-    def decisions(self) -> dict[str, list[DecisionRecord]]:
+    def decisions(self, keys: Sequence[str]) -> dict[str, list[DecisionRecord]]:
         """Memory → the decisions about it, newest first."""
-
-        def read() -> dict[str, list[DecisionRecord]]:
-            found: dict[str, list[DecisionRecord]] = defaultdict(list)
-            for record in self._services.lifecycle.decisions.feed(self._uid, limit=_HISTORY):
-                found[str(record.target)].append(record)
-            return found
-
-        return self._once("decisions", read)
+        iris = self._own(keys, NodeKind.MEMORY)
+        found: dict[str, list[DecisionRecord]] = defaultdict(list)
+        for record in self._services.lifecycle.decisions.history(self._uid, iris) if iris else ():
+            found[str(record.target)].append(record)
+        return found
 
 
 def _relates_key(row: RelatesRow) -> tuple[str, str, str, bool, str]:
@@ -169,6 +172,14 @@ def _relates_key(row: RelatesRow) -> tuple[str, str, str, bool, str]:
 
 def _opt(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _one(found: Mapping[str, V], keys: Sequence[str]) -> list[V | None]:
+    return [found.get(k) for k in keys]
+
+
+def _each(found: Mapping[str, list[V]], keys: Sequence[str]) -> list[list[V]]:
+    return [list(found.get(k, ())) for k in keys]
 
 
 def _loader(read: Callable[[Sequence[K]], list[V]]) -> DataLoader[K, V]:
@@ -197,27 +208,27 @@ class GraphContext:
 
     @cached_property
     def entity(self) -> DataLoader[str, EntityRow | None]:
-        return _loader(lambda keys: [self.tables.entities().get(k) for k in keys])
+        return _loader(lambda keys: _one(self.tables.entities(keys), keys))
 
     @cached_property
     def relations(self) -> DataLoader[str, list[RelatesRow]]:
-        return _loader(lambda keys: [self.tables.relations().get(k, []) for k in keys])
+        return _loader(lambda keys: _each(self.tables.relations(keys), keys))
 
     @cached_property
     def attributes(self) -> DataLoader[str, list[Attribute]]:
-        return _loader(lambda keys: [self.tables.attributes().get(k, []) for k in keys])
+        return _loader(lambda keys: _each(self.tables.attributes(keys), keys))
 
     @cached_property
     def page(self) -> DataLoader[str, PageInfo | None]:
-        return _loader(lambda keys: [self.tables.pages().get(k) for k in keys])
+        return _loader(lambda keys: _one(self.tables.pages(keys), keys))
 
     @cached_property
     def about(self) -> DataLoader[str, list[str]]:
-        return _loader(lambda keys: [self.tables.about().get(k, []) for k in keys])
+        return _loader(lambda keys: _each(self.tables.about(keys), keys))
 
     @cached_property
     def history(self) -> DataLoader[str, list[DecisionRecord]]:
-        return _loader(lambda keys: [self.tables.decisions().get(k, []) for k in keys])
+        return _loader(lambda keys: _each(self.tables.decisions(keys), keys))
 
     @cached_property
     def memory(self) -> DataLoader[str, MemoryRecord | None]:

@@ -106,7 +106,7 @@ class Query:
         name: str | None = None,
     ) -> EntityConnection:
         c, start, size = info.context, _offset(after), max(1, min(first, MAX_PAGE))
-        rows = list((await run_in_threadpool(c.tables.entities)).values())
+        rows = list((await run_in_threadpool(c.tables.all_entities)).values())
         if type is not None:
             rows = [e for e in rows if type in e.types]
         if name is not None:

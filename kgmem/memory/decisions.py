@@ -7,6 +7,7 @@ revert is itself a decision, linked both ways.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -20,6 +21,7 @@ from kgmem.store import (
     Changeset,
     Quad,
     QueryRegistry,
+    Row,
     TripleStore,
     UserGraphs,
     from_nquads,
@@ -61,6 +63,22 @@ class DecisionRecord:
     reverted_by: URIRef | None = None
 
 
+def _decision(row: Row) -> DecisionRecord:
+    decision, target, at = row["decision"], row["target"], row["at"]
+    assert isinstance(decision, URIRef) and isinstance(target, URIRef)
+    assert isinstance(at, Literal) and isinstance(at.toPython(), datetime)
+    reverted = row.get("revertedBy")
+    return DecisionRecord(
+        decision,
+        Action(str(row["action"]).rsplit("#", 1)[-1]),
+        target,
+        str(row.get("reason", "")),
+        str(row.get("actor", "")),
+        at.toPython(),
+        reverted if isinstance(reverted, URIRef) else None,
+    )
+
+
 class Decisions:
     """Records decisions in a user's ``ops`` graph and reverts them."""
 
@@ -93,24 +111,16 @@ class Decisions:
 
     def feed(self, uid: str, limit: int = 100) -> list[DecisionRecord]:
         rows = self._store.select(self._queries["memory/decisions"], {"graph": UserGraphs(uid).ops})
-        out = []
-        for row in rows[:limit]:
-            decision, target, at = row["decision"], row["target"], row["at"]
-            assert isinstance(decision, URIRef) and isinstance(target, URIRef)
-            assert isinstance(at, Literal) and isinstance(at.toPython(), datetime)
-            reverted = row.get("revertedBy")
-            out.append(
-                DecisionRecord(
-                    decision,
-                    Action(str(row["action"]).rsplit("#", 1)[-1]),
-                    target,
-                    str(row.get("reason", "")),
-                    str(row.get("actor", "")),
-                    at.toPython(),
-                    reverted if isinstance(reverted, URIRef) else None,
-                )
-            )
-        return out
+        return [_decision(row) for row in rows[:limit]]
+
+    def history(self, uid: str, targets: Sequence[URIRef]) -> list[DecisionRecord]:
+        """Every decision about any of ``targets``, newest first (one query per batch)."""
+        rows = self._store.select(
+            self._queries["memory/decisions"],
+            {"graph": UserGraphs(uid).ops},
+            values={"target": list(targets)},
+        )
+        return [_decision(row) for row in rows]
 
     def change_of(self, uid: str, decision: URIRef) -> Changeset:
         ops = UserGraphs(uid).ops

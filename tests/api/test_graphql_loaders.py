@@ -1,5 +1,6 @@
 """Dataloaders: a page of entities with their types, attributes, relations and pages costs
-the same number of store queries for 10 entities as for 50."""
+the same number of store queries for 10 entities as for 50, and one entity read by id reads
+only its own rows (keys bound as a list), never the user's whole graph."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def counted(settings: Settings) -> Iterator[tuple[httpx.Client, list[str]]]:
         select = store.select
 
         def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
-            calls.append(str(getattr(query, "name", query)))
+            keyed = "" if kwargs.get("values") is None else " (keyed)"
+            calls.append(str(getattr(query, "name", query)) + keyed)
             return select(query, *args, **kwargs)
 
         store.select = counting
@@ -100,3 +102,31 @@ def test_a_page_of_50_entities_costs_as_many_store_queries_as_a_page_of_10(
         ("IN", True, "Person 002"),
     }
     assert {t["iri"] for t in second["types"]} == {str(SDO.Person)}
+
+
+ONE = """
+query($id: ID!) {
+  entity(id: $id) {
+    name
+    attributes { property value }
+    relations { direction inferred other { name } }
+    page { path }
+    memories { title }
+  }
+}"""
+
+
+def test_one_entity_by_id_reads_only_its_own_rows(
+    counted: tuple[httpx.Client, list[str]],
+) -> None:
+    client, calls = counted
+    client.post("/graphql", json={"query": PAGE, "variables": {"first": 1}})  # ontology cached
+    calls.clear()
+    entity = str(node_iri("crowd", NodeKind.ENTITY, "p007"))
+    answer = client.post("/graphql", json={"query": ONE, "variables": {"id": entity}})
+    assert answer.status_code == 200 and "errors" not in answer.json(), answer.text
+    found = answer.json()["data"]["entity"]
+    assert found["name"] == "Person 007"
+    assert {r["other"]["name"] for r in found["relations"]} == {"Person 006", "Person 008"}
+    whole = [c for c in calls if c.startswith(("index/", "graphql/", "pages/"))]
+    assert whole and all(c.endswith("(keyed)") or c == "index/inverses" for c in whole), calls
