@@ -4,6 +4,13 @@ Candidates come from the user's graph by normalized name or alias (an index look
 scan). A candidate whose types are disjoint with the types the draft gives is not the same
 thing ("Mercury" the planet is never the company), so it is dropped; among the rest, an
 exact name beats an alias, then shared types decide. No surviving candidate: a new entity.
+
+Unless the draft itself ties the name to a candidate it would drop (:class:`MentionContext`):
+the name is the speaker of a message the draft cites (whoever wrote "I work at Acme" is the
+one person of that name, not a new organization), or the draft states of the name a fact the
+candidate already has. Then the types cannot make it something else: the name resolves to
+that entity, and the disjoint types are a conflict the match carries (``clashes``) for the
+gate to refuse, never a silent second entity and never a silent retype.
 """
 
 from __future__ import annotations
@@ -16,14 +23,15 @@ from dataclasses import dataclass, field
 from rdflib import Literal, URIRef
 
 from kgmem.memory.ids import NodeKind, new_node, stable_node
-from kgmem.ontology.effective import EffectiveOntology
+from kgmem.ontology import EffectiveOntology, Violation, ViolationKind
 from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
-from kgmem.vocab import KGM, RDF, SDO
+from kgmem.vocab import KGM, OWL, RDF, SDO
 
 __all__ = [
     "SELF_MENTIONS",
     "EntityMatch",
     "EntityResolver",
+    "MentionContext",
     "entity_quads",
     "is_self_mention",
     "name_key",
@@ -71,6 +79,17 @@ class EntityMatch:
     types: frozenset[URIRef]
     created: bool
     quads: tuple[Quad, ...] = field(default=(), repr=False)
+    clashes: tuple[Violation, ...] = ()  # the draft's types disjoint with the entity's
+
+
+@dataclass(frozen=True)
+class MentionContext:
+    """What a draft says that ties a name to an entity the user already has, whatever types
+    the draft gives the name. All names are :func:`name_key` forms."""
+
+    speakers: frozenset[str] = frozenset()  # who wrote the messages the draft cites
+    attributes: frozenset[tuple[str, URIRef, Literal]] = frozenset()  # (name, predicate, value)
+    relations: frozenset[tuple[str, URIRef, str]] = frozenset()  # (name, predicate, object name)
 
 
 @dataclass
@@ -108,22 +127,23 @@ class EntityResolver:
         effective: EffectiveOntology,
         aliases: Iterable[str] = (),
         pending: dict[str, EntityMatch] | None = None,
+        context: MentionContext | None = None,
     ) -> EntityMatch:
         """The entity ``name`` (of ``types``) denotes, creating one when nothing fits.
 
         ``pending`` carries the entities already resolved in the same batch, so two drafts
-        naming one new person create it once.
+        naming one new person create it once. ``context`` is what the draft says that can
+        tie the name to a candidate of disjoint types (see the module docstring).
         """
         key = name_key(name)
         if pending is not None and key in pending:
             earlier = pending[key]
             if types_compatible(earlier.types, types, effective):
                 return EntityMatch(earlier.iri, earlier.name, earlier.types, created=False)
-        fits = [
-            c
-            for c in self.candidates(uid, name)
-            if types_compatible(frozenset(c.types), types, effective)
-        ]
+        found = self.candidates(uid, name)
+        fits = [c for c in found if types_compatible(frozenset(c.types), types, effective)]
+        if not fits and context is not None:
+            fits = [c for c in found if self._tied(uid, key, c, context)]
         if fits:
             best = max(
                 fits,
@@ -141,6 +161,7 @@ class EntityResolver:
                 frozenset(best.types | set(types)),
                 False,
                 tuple(quads),
+                _clashes(best, name, types, effective),
             )
         iri = new_node(uid, NodeKind.ENTITY)
         match = EntityMatch(
@@ -153,6 +174,56 @@ class EntityResolver:
         if pending is not None:
             pending[key] = match
         return match
+
+    def _tied(self, uid: str, key: str, candidate: _Candidate, context: MentionContext) -> bool:
+        """Whether the draft ties the name ``key`` to ``candidate``: the name is a cited
+        message's speaker, or the candidate already has a fact the draft states of it."""
+        if key in context.speakers:
+            return True
+        graph, iri = UserGraphs(uid).kg, candidate.iri
+        for name, predicate, value in context.attributes:
+            if name == key and any(self._store.quads(graph, iri, predicate, value)):
+                return True
+        return any(
+            name == key and self._related(graph, iri, predicate, other)
+            for name, predicate, other in context.relations
+        )
+
+    def _related(self, graph: URIRef, iri: URIRef, predicate: URIRef, other: str) -> bool:
+        """Whether ``iri`` has a ``predicate`` relation to an entity going by ``other``."""
+        return any(
+            isinstance(quad.object, URIRef)
+            and any(self._store.quads(graph, quad.object, KGM.nameKey, Literal(other)))
+            for quad in self._store.quads(graph, iri, predicate)
+        )
+
+
+def _clashes(
+    candidate: _Candidate, name: str, types: Iterable[URIRef], effective: EffectiveOntology
+) -> tuple[Violation, ...]:
+    """Each type the draft gives ``name`` that is disjoint with one ``candidate`` has."""
+    found = []
+    for proposed in types:
+        for known in sorted(candidate.types):
+            proof = effective.disjointness(known, proposed)
+            if proof is None:
+                continue
+            message = (
+                f"{name!r} is the known entity {candidate.iri}, a {known}; the draft types it "
+                f"{proposed}, which is disjoint with that: {proof.explain()}"
+            )
+            found.append(
+                Violation(
+                    candidate.iri,
+                    ViolationKind.DISJOINT,
+                    OWL.disjointWith,
+                    RDF.type,
+                    proposed,
+                    message,
+                    proof=proof,
+                )
+            )
+    return tuple(found)
 
 
 def types_compatible(

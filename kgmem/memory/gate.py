@@ -4,7 +4,9 @@ For each draft: ground and type it (:mod:`kgmem.memory.planning`), compare it wi
 user's active memories (DISCARD / MERGE / CREATE), handle contradictions (quarantine,
 supersede, weaken), choose its status (autonomous: confident or user-backed drafts
 activate, the rest wait in the review inbox; review mode: every agent write waits),
-validate the change as a graph, and record the decision with the exact change it made.
+validate the change as a graph, and record the decision with the exact change it made. A
+draft that types a known entity with a class disjoint with the entity's (a person it names
+by its own cited speaker, typed as an organization) is refused with that conflict.
 
 Batches: malformed input (size outside 1..batch_max, a bad field) refuses the whole batch
 before anything is read. Otherwise drafts are decided in order, each with its own outcome,
@@ -217,6 +219,8 @@ class WriteGate:
         if not plan.grounded:
             reasons = tuple(plan.refusals) or ("no evidence",)
             return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons))
+        if plan.clashes:
+            return _clash(index, plan)
         existing = self.existing(uid, plan, effective, store=store)
         deps = self.deps(store=store)
         return Decider(deps, uid, index, draft, plan, actor, mode, existing).run()
@@ -323,6 +327,15 @@ class WriteGate:
             if before is not None:
                 out[record.iri] = before
         return out
+
+
+def _clash(index: int, plan: DraftPlan) -> Work:
+    """A draft that types a known entity (tied to it by its own sources or facts) with a
+    class disjoint with the entity's is refused whole: the type is a claim too, and one the
+    entity's evidence contradicts. Nothing is written, so no second entity and no retype."""
+    violations = tuple(plan.clashes)
+    reasons = tuple(v.message for v in violations)
+    return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=reasons, violations=violations))
 
 
 def _prefs(uid: str) -> URIRef:

@@ -4,14 +4,16 @@ Deterministic code only. Every claim is grounded (:mod:`kgmem.memory.grounding`)
 fail are dropped with their reasons. Predicates and entity types must be terms of the user's
 effective ontology or delta: an unknown term does not become a silent new term, it makes the
 memory wait for a vocabulary decision (``needs_terms``). Names resolve to entities ("I" and
-"me" to the user themself).
+"me" to the user themself), with what the draft says that ties a name to a known entity (its
+cited speakers, its facts): a name so tied to an entity of a disjoint type is a conflict
+(``clashes``), and the gate refuses the draft. Values of date-ranged properties are typed
+``xsd:date`` however the draft writes them, so one date written two ways is one value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
@@ -19,6 +21,7 @@ from rdflib.namespace import XSD
 from kgmem.memory.entities import (
     EntityMatch,
     EntityResolver,
+    MentionContext,
     is_self_mention,
     name_key,
     self_entity,
@@ -35,12 +38,12 @@ from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
 from kgmem.memory.records import ClaimRecord, EvidenceRecord
-from kgmem.memory.surface import locate_quote
-from kgmem.ontology import EffectiveOntology, TermKind
+from kgmem.memory.surface import date_value, locate_quote
+from kgmem.ontology import EffectiveOntology, TermKind, Violation
 from kgmem.store import Quad
 from kgmem.vocab import PREFIXES
 
-__all__ = ["DraftPlan", "expand_term", "grounding_context", "plan_draft"]
+__all__ = ["DraftPlan", "expand_term", "grounding_context", "mention_context", "plan_draft"]
 
 
 def expand_term(term: str) -> URIRef:
@@ -61,6 +64,7 @@ class DraftPlan:
     about: list[URIRef] = field(default_factory=list)
     needs_terms: list[URIRef] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
+    clashes: list[Violation] = field(default_factory=list)  # names tied to disjoint entities
     authority: Authority | None = None
     confidence_cap: float = 1.0
     may_auto_activate: bool = True
@@ -86,6 +90,7 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
     plan = DraftPlan()
     types = _entity_types(draft, ctx, plan)
     grounding = grounding_context(draft, ctx.account_name, ctx.previous)
+    tied = mention_context(draft, ctx.sources.values(), ctx.effective)
     if not draft.claims:
         _ground_unstructured(draft, ctx, plan)
     for index, claim in enumerate(draft.claims):
@@ -96,9 +101,9 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
             plan.refusals += [f"claim {index}: {_why(r)}" for r in result.reasons]
             continue
         _absorb(plan, result, ctx)
-        plan.claims.append(_claim_record(claim, types, draft, ctx, plan))
+        plan.claims.append(_claim_record(claim, types, draft, ctx, plan, tied))
     for entity in draft.entities:
-        match = _entity(entity.name, types, entity.aliases, ctx, plan)
+        match = _entity(entity.name, types, entity.aliases, ctx, plan, tied)
         plan.about.append(match.iri)
     plan.about = list(dict.fromkeys(plan.about))
     return plan
@@ -112,6 +117,28 @@ def grounding_context(
         user=account_name,
         entities={e.name: e.aliases for e in draft.entities},
         previous=previous,
+    )
+
+
+def mention_context(
+    draft: DraftMemory, sources: Iterable[SourceRecord], effective: EffectiveOntology
+) -> MentionContext:
+    """What ``draft`` says that ties its names to known entities: who wrote the ``sources``
+    it cites, and the facts its positive claims state of each name."""
+    attributes: set[tuple[str, URIRef, Literal]] = set()
+    relations: set[tuple[str, URIRef, str]] = set()
+    for claim in draft.claims:
+        if claim.negated:
+            continue
+        key, predicate = name_key(claim.subject), expand_term(claim.predicate)
+        if claim.object is not None:
+            relations.add((key, predicate, name_key(claim.object)))
+        elif claim.value is not None:
+            attributes.add((key, predicate, _literal(claim.value, effective, predicate)))
+    return MentionContext(
+        frozenset(name_key(s.speaker) for s in sources if s.speaker),
+        frozenset(attributes),
+        frozenset(relations),
     )
 
 
@@ -199,15 +226,23 @@ def _entity(
     aliases: Sequence[str],
     ctx: PlanContext,
     plan: DraftPlan,
+    tied: MentionContext,
 ) -> EntityMatch:
     if is_self_mention(name, ctx.account_name):
         quads = self_quads(ctx.uid, ctx.account_name)
         plan.entity_quads += [q for q in quads if q not in plan.entity_quads]
         return EntityMatch(self_entity(ctx.uid), ctx.account_name, frozenset(), False)
     match = ctx.resolver.resolve(
-        ctx.uid, name, types.get(name_key(name), []), ctx.effective, aliases, ctx.pending_entities
+        ctx.uid,
+        name,
+        types.get(name_key(name), []),
+        ctx.effective,
+        aliases,
+        ctx.pending_entities,
+        context=tied,
     )
     plan.entity_quads += [q for q in match.quads if q not in plan.entity_quads]
+    plan.clashes += [v for v in match.clashes if v not in plan.clashes]
     return match
 
 
@@ -217,17 +252,18 @@ def _claim_record(
     draft: DraftMemory,
     ctx: PlanContext,
     plan: DraftPlan,
+    tied: MentionContext,
 ) -> ClaimRecord:
     predicate = expand_term(claim.predicate)
     info = ctx.effective.info(predicate)
     if info.kind is not TermKind.PROPERTY:
         plan.needs_terms.append(predicate)
     aliases = {e.name: e.aliases for e in draft.entities}
-    subject = _entity(claim.subject, types, aliases.get(claim.subject, ()), ctx, plan).iri
+    subject = _entity(claim.subject, types, aliases.get(claim.subject, ()), ctx, plan, tied).iri
     plan.about.append(subject)
     obj: URIRef | None = None
     if claim.object is not None:
-        obj = _entity(claim.object, types, aliases.get(claim.object, ()), ctx, plan).iri
+        obj = _entity(claim.object, types, aliases.get(claim.object, ()), ctx, plan, tied).iri
         plan.about.append(obj)
     value = None if claim.value is None else _literal(claim.value, ctx.effective, predicate)
     return ClaimRecord(
@@ -236,13 +272,16 @@ def _claim_record(
 
 
 def _literal(text: str, effective: EffectiveOntology, predicate: URIRef) -> Literal:
-    """A typed literal when the property's range is a date or a number and the text parses."""
+    """A typed literal when the property's range is a date or a number and the text parses.
+
+    A date is read in any spelling grounding reads ("12 March 1990", "March 12th, 1990") and
+    stored in its one canonical form, so the pre-pass sees a restatement, not a second value.
+    """
     for datatype in effective.range(predicate):
         if datatype == XSD.date:
-            try:
-                return Literal(date.fromisoformat(text), datatype=XSD.date)
-            except ValueError:
-                continue
+            if (day := date_value(text)) is not None:
+                return Literal(day, datatype=XSD.date)
+            continue
         if datatype in (XSD.integer, XSD.decimal, XSD.double) and _number(text):
             return Literal(text, datatype=datatype)
     return Literal(text)

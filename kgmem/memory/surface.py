@@ -23,7 +23,9 @@ Two notions of "the text says it" meet here, on purpose:
 
 Sentences end at ``. ! ? ;`` or a line break; a clause also ends before ``however``,
 ``although``, ``though``, ``whereas``, and before a ``but`` that follows punctuation. A ``but``
-*without* punctuation before it ("everything but jazz") is an exclusion, a negation cue.
+*without* punctuation before it ("everything but jazz") is an exclusion, a negation cue. A
+negation cue on a verb of forgetting or ceasing ("never forget", "can't stop") is a double
+negative and negates nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from itertools import pairwise
 
@@ -45,6 +48,7 @@ __all__ = [
     "Token",
     "analyse",
     "canonicalize",
+    "date_value",
     "find_phrase",
     "locate_quote",
     "phrase",
@@ -79,6 +83,12 @@ NEGATION_CUES = frozenset(
         "wont", "wouldnt", "shouldnt", "havent", "hasnt", "hadnt", "aint",
     }
 )  # fmt: skip
+# "never forget", "can't stop", "didn't quit": a negation cue on a verb of forgetting or
+# ceasing affirms what follows ("I'll never forget her first steps" states the first steps),
+# except a pause to do something ("I never stopped to listen" did not listen)
+_FORGETTING = frozenset({"forget", "forgets", "forgot", "forgotten", "forgetting"})
+_CEASING = frozenset({"stop", "stops", "stopped", "stopping", "quit", "quits", "quitting"})
+_BETWEEN_CUE_AND_VERB = frozenset({"ever", "really", "just", "even"})
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll", "im"})
 SECOND_PERSON = frozenset(
     {"you", "your", "yours", "yourself", "you're", "you've", "you'd", "you'll", "youre"}
@@ -166,6 +176,18 @@ def _after_whole(tokens: list[Token], clause: int, reach: int = 4) -> bool:
     return any(word in _WHOLES for word in recent)
 
 
+def _negation_cue(norms: Sequence[str], k: int) -> bool:
+    """Whether word ``k`` negates its clause: a cue, unless it only negates a verb of
+    forgetting or ceasing (then the two cancel out)."""
+    if not (norms[k] in NEGATION_CUES or norms[k].endswith("n't")):
+        return False
+    verb = k + 1
+    while verb < len(norms) and norms[verb] in _BETWEEN_CUE_AND_VERB:
+        verb += 1
+    word, after = (norms[verb], norms[verb + 1]) if verb + 1 < len(norms) else ("", "")
+    return not (word in _FORGETTING or (word in _CEASING and after != "to"))
+
+
 def analyse(text: str) -> Analysis:
     """Tokens of ``text`` with their sentence and clause numbers."""
     matches = list(_TOKEN.finditer(text))
@@ -182,7 +204,7 @@ def analyse(text: str) -> Analysis:
         elif tokens and _starts_clause(norms[k], gap, norms[k + 1]):
             clause += 1
         opens = not tokens or clause != tokens[-1].clause or norms[k + 1] in _SUBJECTS
-        negates = norms[k] in NEGATION_CUES or norms[k].endswith("n't")
+        negates = _negation_cue(norms, k)
         # "but" excludes after a whole ("everything but jazz", "all music but country");
         # after anything else it joins ("tough but fun") or contrasts
         negates = negates or (norms[k] == "but" and not opens and _after_whole(tokens, clause))
@@ -243,6 +265,21 @@ def phrase(text: str) -> tuple[str, ...]:
     while len(words) > 1 and words[0] in _ARTICLES:
         words = words[1:]
     return words
+
+
+def date_value(text: str) -> date | None:
+    """The day ``text`` names, if it is one whole date in any spelling grounding reads, so a
+    claim value is stored as the one date its quote states.
+
+    >>> date_value("12 March 1990") == date_value("March 12th, 1990") == date(1990, 3, 12)
+    True
+    >>> date_value("March 1990") is None
+    True
+    """
+    words = phrase(text)
+    if len(words) != 1 or not words[0].startswith("#d"):
+        return None
+    return date.fromisoformat(words[0][2:])
 
 
 def find_phrase(hay: Sequence[Token], needle: Sequence[str]) -> list[tuple[int, int]]:

@@ -29,6 +29,7 @@ from kgmem.errors import ModelOutputError
 from kgmem.memory.entities import (
     EntityMatch,
     EntityResolver,
+    MentionContext,
     entity_quads,
     name_key,
     self_entity,
@@ -211,10 +212,11 @@ class PassResolver(EntityResolver):
         effective: EffectiveOntology,
         aliases: Iterable[str] = (),
         pending: dict[str, EntityMatch] | None = None,
+        context: MentionContext | None = None,
     ) -> EntityMatch:
         binding = self._bindings.get(name_key(name))
         if binding is None:
-            return super().resolve(uid, name, types, effective, aliases, pending)
+            return super().resolve(uid, name, types, effective, aliases, pending, context)
         iri, more = URIRef(binding.iri), [*binding.aliases, *aliases]
         if binding.created:
             given = (URIRef(t) for t in binding.types)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from rdflib import Literal
+from rdflib.namespace import XSD
 
 from kgmem.errors import BatchSizeError, DraftInvalid
 from kgmem.memory.entities import self_entity
@@ -72,6 +75,24 @@ def test_restatement_is_discarded_with_its_evidence_kept(world: World) -> None:
     [again] = world.draft(works_at(second))
     assert again.outcome is Outcome.DISCARDED and again.memory == created.memory
     assert len(world.memory(created.memory).evidence) == 2
+
+
+def test_a_date_written_two_ways_is_one_value(world: World) -> None:
+    born = world.say("user", "I was born on 12 March 1990.")
+    birth = {
+        "kind": "semantic",
+        "title": "Alice was born in 1990",
+        "confidence": 0.9,
+        "claims": [{"subject": "I", "predicate": "schema:birthDate", "value": "1990-03-12"}],
+        "evidence": [{"source": born, "quote": "I was born on 12 March 1990"}],
+    }
+    [first] = world.draft(birth)
+    spelled = dict(birth, claims=[dict(birth["claims"][0], value="12 March 1990")])
+    [again] = world.draft(spelled)
+    # a restatement, not a second value of a single-valued property
+    assert again.outcome is Outcome.DISCARDED and again.memory == first.memory
+    [fact] = world.store.quads(ALICE.kg, self_entity("alice"), SDO.birthDate)
+    assert fact.object == Literal(date(1990, 3, 12), datatype=XSD.date)
 
 
 def test_new_claim_is_merged_into_the_memory_that_knows_the_rest(world: World) -> None:

@@ -475,6 +475,31 @@ NOT_JAZZ = claim("I", "ex:likes", "jazz", negated=True)
         ),
         (JAZZ, "Honestly, I never said I like jazz.", "I like jazz", R.NEGATION_MISMATCH),
         (JAZZ, "I like everything but jazz.", "I like everything but jazz", R.NEGATION_MISMATCH),
+        # a negated verb of forgetting or ceasing affirms ("never forget" is remembering)
+        (
+            claim("I", "ex:remembers", "first steps"),
+            "I'll never forget her first steps.",
+            "I'll never forget her first steps",
+            None,
+        ),
+        (
+            claim("I", "ex:thinksAbout", "mystery novel"),
+            "I can't stop thinking about that mystery novel.",
+            "I can't stop thinking about that mystery novel",
+            None,
+        ),
+        (
+            claim("I", "ex:remembers", "first steps", negated=True),
+            "I'll never forget her first steps.",
+            "I'll never forget her first steps",
+            R.NEGATION_MISMATCH,
+        ),
+        (
+            claim("I", "ex:likes", "jazz"),
+            "I never stopped to listen to jazz.",
+            "I never stopped to listen to jazz",
+            R.NEGATION_MISMATCH,
+        ),
         (
             claim("I", "ex:likes", "rock"),
             "I don't like jazz, blues, or rock.",

@@ -8,7 +8,14 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from kgmem.memory.surface import analyse, canonicalize, find_phrase, locate_quote, phrase
+from kgmem.memory.surface import (
+    analyse,
+    canonicalize,
+    date_value,
+    find_phrase,
+    locate_quote,
+    phrase,
+)
 
 
 @given(st.data(), st.text())
@@ -91,6 +98,14 @@ def test_every_date_spelling_is_the_iso_date(day: date, fmt: str) -> None:
         ord=f"{day.day}{suffix}",
     )
     assert _canonical(text)[-1] == f"#d{day.isoformat()}"
+    assert date_value(text) == day  # a claim value in any spelling is the one date
+
+
+@pytest.mark.parametrize(
+    "text", ["March 1990", "12 March", "1990", "born 12 March 1990", "2024-02-30", "soon"]
+)
+def test_date_value_is_only_a_whole_full_date(text: str) -> None:
+    assert date_value(text) is None
 
 
 def test_canonicalize_reports_the_raw_tokens_it_covers() -> None:
@@ -115,6 +130,26 @@ def test_sentences_questions_and_clauses() -> None:
     assert not analyse("I like tea, but coffee is bad").tokens[3].negates  # contrast
     assert analyse("I like all kinds of music but country").tokens[6].negates
     assert not analyse("It has been tough but fun").tokens[4].negates  # joins, excepts nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "cue"),
+    [
+        ("I'll never forget her first steps", "never"),
+        ("I can't stop thinking about it", "can't"),
+        ("We didn't ever quit the band", "didn't"),
+    ],
+)
+def test_a_negated_verb_of_forgetting_or_ceasing_negates_nothing(text: str, cue: str) -> None:
+    doc = analyse(text)
+    assert not any(t.negates for t in doc.tokens)
+    assert cue in {t.norm for t in doc.tokens}
+
+
+def test_a_cue_before_any_other_verb_still_negates() -> None:
+    assert [t.norm for t in analyse("I never forgave them").tokens if t.negates] == ["never"]
+    assert [t.norm for t in analyse("I never stopped to rest").tokens if t.negates] == ["never"]
+    assert [t.norm for t in analyse("I don't like it").tokens if t.negates] == ["don't"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,121 @@
+"""Entity resolution through the write gate: one identity per name unless the kinds differ,
+and a draft that ties a name to a known entity cannot retype it into something disjoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rdflib import Literal, URIRef
+
+from kgmem.memory.gate import Outcome
+from kgmem.ontology import ViolationKind
+from kgmem.vocab import KGM, RDF, SDO
+from tests.memory.world import ALICE, World
+
+
+def described(
+    name: str, value: str, source: str, quote: str, kind: str = "schema:Person"
+) -> dict[str, Any]:
+    return {
+        "kind": "semantic",
+        "title": f"{name}: {value}",
+        "confidence": 0.9,
+        "claims": [{"subject": name, "predicate": "schema:description", "value": value}],
+        "entities": [{"name": name, "types": [kind]}],
+        "evidence": [{"source": source, "quote": quote}],
+    }
+
+
+def named(world: World, key: str) -> list[URIRef]:
+    found = world.store.quads(ALICE.kg, None, KGM.nameKey, Literal(key))
+    return sorted({q.subject for q in found if isinstance(q.subject, URIRef)})
+
+
+def types_of(world: World, entity: URIRef) -> set[object]:
+    return {q.object for q in world.store.quads(ALICE.kg, entity, RDF.type)}
+
+
+def test_known_speaker_typed_as_an_organization_is_refused_not_duplicated(
+    world: World,
+) -> None:
+    said = world.say("user", "I love hiking in the Alps.", speaker="Nora Lindqvist")
+    [known] = world.draft(described("Nora Lindqvist", "hiking", said, "I love hiking"))
+    assert known.outcome is Outcome.ACTIVE
+    [nora] = named(world, "nora lindqvist")
+    before = world.store.count()
+    as_org = described("Nora Lindqvist", "the Alps", said, "I love hiking in the Alps")
+    as_org["entities"][0]["types"] = ["schema:Organization"]
+    [item] = world.draft(as_org)
+    assert item.outcome is Outcome.REFUSED and item.memory is None
+    [clash] = item.violations
+    assert clash.kind is ViolationKind.DISJOINT and clash.focus == nora
+    assert clash.value == SDO.Organization and clash.proof is not None
+    [reason] = item.reasons
+    assert "'Nora Lindqvist'" in reason and str(SDO.Person) in reason
+    assert str(SDO.Organization) in reason
+    # one identity, not retyped, nothing written
+    assert named(world, "nora lindqvist") == [nora]
+    assert SDO.Organization not in types_of(world, nora)
+    assert world.store.count() == before
+
+
+def test_a_fact_the_known_entity_has_ties_the_name_to_it(world: World) -> None:
+    told = world.say("user", "Nora loves hiking.", speaker="Reader")
+    [known] = world.draft(described("Nora", "hiking", told, "Nora loves hiking"))
+    assert known.outcome is Outcome.ACTIVE
+    [nora] = named(world, "nora")
+    [item] = world.draft(
+        described("Nora", "hiking", told, "Nora loves hiking", "schema:Organization")
+    )
+    assert item.outcome is Outcome.REFUSED
+    assert [(v.kind, v.focus) for v in item.violations] == [(ViolationKind.DISJOINT, nora)]
+    assert named(world, "nora") == [nora]
+
+
+def test_a_relation_the_known_entity_has_ties_the_name_to_it(world: World) -> None:
+    told = world.say("user", "Nora works at Acme.", speaker="Reader")
+    job = {
+        "kind": "semantic",
+        "title": "Nora works at Acme",
+        "confidence": 0.9,
+        "claims": [{"subject": "Nora", "predicate": "schema:worksFor", "object": "Acme"}],
+        "entities": [
+            {"name": "Nora", "types": ["schema:Person"]},
+            {"name": "Acme", "types": ["schema:Organization"]},
+        ],
+        "evidence": [{"source": told, "quote": "Nora works at Acme"}],
+    }
+    [known] = world.draft(job)
+    assert known.outcome is Outcome.ACTIVE
+    [nora] = named(world, "nora")
+    job["entities"][0]["types"] = ["schema:Organization"]
+    [item] = world.draft(job)
+    assert item.outcome is Outcome.REFUSED
+    # the identity conflict, not a domain violation of a second, organization "Nora"
+    assert [(v.kind, v.focus) for v in item.violations] == [(ViolationKind.DISJOINT, nora)]
+
+
+def test_same_name_of_another_kind_with_nothing_tying_them_stays_apart(world: World) -> None:
+    friend = world.say("user", "My friend Jordan plays chess.")
+    brand = world.say("user", "The company Jordan sells shoes.")
+    [person] = world.draft(described("Jordan", "plays chess", friend, "Jordan plays chess"))
+    [company] = world.draft(
+        described("Jordan", "sells shoes", brand, "Jordan sells shoes", "schema:Organization")
+    )
+    assert person.outcome is company.outcome is Outcome.ACTIVE
+    jordans = named(world, "jordan")
+    assert len(jordans) == 2
+    assert sorted(SDO.Person in types_of(world, j) for j in jordans) == [False, True]
+    assert not any(
+        SDO.Person in types_of(world, j) and SDO.Organization in types_of(world, j) for j in jordans
+    )
+
+
+def test_a_speaker_typed_compatibly_resolves_to_the_known_entity(world: World) -> None:
+    said = world.say("user", "I love hiking in the Alps.", speaker="Nora Lindqvist")
+    world.draft(described("Nora Lindqvist", "hiking", said, "I love hiking"))
+    [nora] = named(world, "nora lindqvist")
+    [item] = world.draft(described("Nora Lindqvist", "the Alps", said, "I love hiking in the Alps"))
+    assert item.outcome is Outcome.ACTIVE
+    assert [c.subject for c in world.memory(item.memory).claims] == [nora]
+    assert named(world, "nora lindqvist") == [nora]
