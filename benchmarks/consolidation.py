@@ -17,7 +17,7 @@ commit), so ``claims in`` is a few more than 200.
 
 Two ways in, each run as a warm-up pass and ``--repeat`` timed passes:
 
-- conversation: the chats are extracted by a scripted model (``tests.pipeline.scripted``)
+- conversation: the chats are extracted by a scripted model (``kgmem.pipeline.scripted``)
   that answers each chat's claims at once, so extraction costs only the parsing; any other
   model question (a classify tie, a resolve tie, undeclared terms) gets a fixed answer and
   is counted;
@@ -41,7 +41,7 @@ from pathlib import Path
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["HF_HUB_OFFLINE"] = "1"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.pipeline.scripted
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's kgmem first
 
 import argparse
 import cProfile
@@ -81,6 +81,7 @@ from kgmem.pipeline.edits import at_literal
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.reconcile import Reconciled
 from kgmem.pipeline.records import PassStatus
+from kgmem.pipeline.scripted import ScriptedEngine, claim, claims_reply, prompt_of, quote, reply
 from kgmem.pipeline.signatures import AssembleTerms, ClassifyTerm, ExtractClaims, ResolveTieBreak
 from kgmem.pipeline.stages import (
     AnyStage,
@@ -98,7 +99,6 @@ from kgmem.pipeline.validate import Validated
 from kgmem.pipeline.worklist import worklist
 from kgmem.store import Quad, RdfFormat
 from kgmem.vocab import KGM, RDF
-from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, prompt_of, quote, reply
 
 ROUND = 20  # claims per round (one chat of 18 messages)
 HISTORY_CHAT = 50  # history messages per chat, as batch_draft writes them

@@ -2,12 +2,23 @@
 
     .venv/bin/python benchmarks/correctness.py [--locomo ../shared/bench/locomo/locomo10.json]
         [--dialogre ../shared/bench/dialogre/en/dev.json] [--limit N] [--cases FILE.jsonl]
-        [--dump FILE.jsonl] [--failures K]
+        [--dump FILE.jsonl] [--failures K] [--paths draft,consolidation]
+        [--consolidation-limit K]
 
-Builds labelled cases and runs each, as its own user on one on-disk store built like the
-server's, through the real foreground write path: sources are ingested first-hand with
-``services.sources.ingest_messages``, then ``services.gate.draft`` decides the proposal (a
-structured draft with claims, entities and evidence). No language model is in the path.
+Builds labelled cases and runs each, as its own user on an on-disk store built like the
+server's (one store per path), through two real paths:
+
+- ``draft``, the foreground write path: sources are ingested first-hand with
+  ``services.sources.ingest_messages``, then ``services.gate.draft`` decides the proposal (a
+  structured draft with claims, entities and evidence). No language model is in the path.
+- ``consolidation``, the background path (``correctness_pass.py``): the same sources and
+  setup, then a real consolidation pass over the conversation (extract -> ground -> classify
+  -> resolve -> assemble -> reconcile -> validate -> commit -> author) whose memory model is
+  recorded: ``ExtractClaims`` answers the proposal rendered as model output (the same
+  claims, quotes, entity names, aliases and types: a type as an ``rdf:type`` claim on the
+  same quotes), every other signature answers neutrally. Every mode runs on it. It runs on
+  a deterministic subset: at most ``--consolidation-limit`` cases per sub-case (default 100;
+  0 for all), the first in a shuffle seeded with the sub-case's name, which the output says.
 
 Cases (the format is documented in ``correctness_core.py``; ``--dump`` writes the built-in
 ones in it, ``--cases`` runs a file of them instead):
@@ -28,11 +39,11 @@ ones in it, ``--cases`` runs a file of them instead):
   user fact, a value against a pinned fact, a newer authoritative value, an explicit
   negation, and one date written two ways.
 
-Not yet here (a later session): the consolidation-pipeline path, where a scripted LM emits
-the same proposals as model output and they pass extract -> ground -> ... -> commit.
-
-Prints the confusion table (kgmem's outcomes per mode and sub-case, and the rate of right
-answers for kgmem and the accept-all and exact-dedupe baselines), then ``false_merges=``,
+Prints the confusion table (kgmem's outcomes per mode, sub-case and path, and the rate of
+right answers for kgmem and the accept-all and exact-dedupe baselines; a baseline sees only
+the proposal, so it scores the same on both paths but for the subset), then per path the
+baselines' scores and kgmem's ``<path>_false_merges=``, ``<path>_true_kept=`` ..., then over
+the paths run (each mode's lowest rate, the highest false-merge rate) ``false_merges=``,
 ``true_kept=``, ``invention_caught=``, ``mislabel_caught=``, ``restatement_folded=``,
 ``contradiction_handled=`` and last ``correctness_min=``.
 """
@@ -42,6 +53,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import re
 import sys
@@ -52,12 +64,27 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# before DSPy (and litellm) load: nothing may reach the network
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from correctness_core import Verdict, case, read_cases, run_case, summary, table, write_cases
+from correctness_core import (
+    PATHS,
+    Verdict,
+    case,
+    read_cases,
+    run_case,
+    summary,
+    table,
+    worst,
+    write_cases,
+)
+from correctness_pass import CaseModel, consolidation, run_pass_case
 from correctness_world import synthetic_cases
 from recall_support import open_services
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+CONSOLIDATION_LIMIT = 100  # cases per sub-case on the consolidation path, by default
 _STOP = frozenset(
     re.findall(
         r"\S+",
@@ -327,36 +354,96 @@ def _line(name: str, value: float) -> str:
     return f"{name}={value:.3f}" if not math.isnan(value) else f"{name}=nan"
 
 
-def run(cases: list[dict[str, Any]], failures: int) -> list[Verdict]:
-    started = time.perf_counter()
-    verdicts = []
+def sample(cases: list[dict[str, Any]], per_sub: int) -> list[dict[str, Any]]:
+    """At most ``per_sub`` cases of each mode and sub-case (all when 0): the first of a
+    shuffle seeded with the sub-case's name, in their original order."""
+    if per_sub <= 0:
+        return list(cases)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for n, c in enumerate(cases):
+        groups.setdefault((c["mode"], c["sub"]), []).append(n)
+    chosen: set[int] = set()
+    for (mode, sub), members in groups.items():
+        random.Random(f"{mode}/{sub}").shuffle(members)
+        chosen.update(members[:per_sub])
+    return [c for n, c in enumerate(cases) if n in chosen]
+
+
+def _draft_path(home: Path, cases: list[dict[str, Any]]) -> list[Verdict]:
+    services, _ = open_services(home, NOW)
+    try:
+        return [run_case(services, f"case{n}", c, NOW) for n, c in enumerate(cases)]
+    finally:
+        services.close()
+
+
+def _consolidation_path(home: Path, cases: list[dict[str, Any]]) -> list[Verdict]:
+    services, _ = open_services(home, NOW)
+    model = CaseModel()
+    pipeline = consolidation(services, model)
+    try:
+        return [
+            run_pass_case(services, pipeline, model, f"pass{n}", c, NOW)
+            for n, c in enumerate(cases)
+        ]
+    finally:
+        services.close()
+
+
+def run(
+    cases: list[dict[str, Any]],
+    failures: int,
+    paths: tuple[str, ...] = PATHS,
+    consolidation_limit: int = CONSOLIDATION_LIMIT,
+) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    timings = []
     with tempfile.TemporaryDirectory(prefix="kgmem-correctness-") as tmp:
-        services, _ = open_services(Path(tmp), NOW)
-        try:
-            for n, c in enumerate(cases):
-                verdicts.append(run_case(services, f"case{n}", c, NOW))
-        finally:
-            services.close()
-    seconds = time.perf_counter() - started
+        for path in paths:
+            chosen = cases if path == "draft" else sample(cases, consolidation_limit)
+            started = time.perf_counter()
+            if path == "draft":
+                verdicts += _draft_path(Path(tmp) / path, chosen)
+            else:
+                verdicts += _consolidation_path(Path(tmp) / path, chosen)
+            seconds = time.perf_counter() - started
+            subset = "" if len(chosen) == len(cases) else f" of {len(cases)}"
+            if path == "consolidation" and subset:
+                subset += f" (at most {consolidation_limit} per sub-case, seeded by its name)"
+            timings.append(f"{path}: {len(chosen)}{subset} cases in {seconds:.1f}s")
     for line in table(verdicts):
         print(line)
-    print(f"\n{len(cases)} cases in {seconds:.1f}s")
+    print()
+    for line in timings:
+        print(line)
     wrong = [v for v in verdicts if not v.kgmem]
     if failures and wrong:
-        print(f"\nkgmem wrong ({len(wrong)}), first {failures} per sub-case:")
-        shown: dict[str, int] = {}
+        print(f"\nkgmem wrong ({len(wrong)}), first {failures} per sub-case and path:")
+        shown: dict[tuple[str, str], int] = {}
         for v in wrong:
-            if shown.get(v.sub, 0) < failures:
-                shown[v.sub] = shown.get(v.sub, 0) + 1
-                print(f"  {v.id} [{v.expect} -> {v.outcome}] {v.why[:200]}")
-    for system in ("accept_all", "dedupe"):
-        s = summary(verdicts, system)
-        print(f"{system}: " + " ".join(_line(k, v) for k, v in s.items()))
-    scores = summary(verdicts)
+            at = (v.sub, v.path)
+            if shown.get(at, 0) < failures:
+                shown[at] = shown.get(at, 0) + 1
+                print(f"  {v.path} {v.id} [{v.expect} -> {v.outcome}] {v.why[:200]}")
+    print()
+    for path in paths:
+        for system in ("accept_all", "dedupe"):
+            s = summary(verdicts, system, path)
+            print(f"{path} {system}: " + " ".join(_line(k, v) for k, v in s.items()))
+    per_path = []
+    for path in paths:
+        scores = summary(verdicts, path=path)
+        per_path.append(scores)
+        print(_line(f"{path}_false_merges", scores["false_merges"]))
+        for name, value in scores.items():
+            if name != "false_merges":
+                print(_line(f"{path}_{name}", value))
+    scores = worst(per_path)
     print(_line("false_merges", scores.pop("false_merges")))
     for name, value in scores.items():
         print(_line(name, value))
-    print(_line("correctness_min", min(scores.values())))
+    rated = [v for v in scores.values() if v == v]
+    print(_line("correctness_min", min(rated) if rated else float("nan")))
     return verdicts
 
 
@@ -369,7 +456,21 @@ def main() -> None:
     parser.add_argument("--cases", type=Path, help="run these cases (JSONL) instead")
     parser.add_argument("--dump", type=Path, help="write the built-in cases (JSONL) and stop")
     parser.add_argument("--failures", type=int, default=3, help="wrong cases shown per sub-case")
+    parser.add_argument(
+        "--paths",
+        default=",".join(PATHS),
+        help=f"comma-separated paths to run, of {', '.join(PATHS)}",
+    )
+    parser.add_argument(
+        "--consolidation-limit",
+        type=int,
+        default=CONSOLIDATION_LIMIT,
+        help="consolidation path: at most this many cases per sub-case (0: all)",
+    )
     args = parser.parse_args()
+    paths = tuple(p.strip() for p in args.paths.split(",") if p.strip())
+    if not paths or set(paths) - set(PATHS):
+        parser.error(f"--paths takes a comma-separated list of {', '.join(PATHS)}")
     if args.cases is not None:
         cases = read_cases(args.cases)
     else:
@@ -379,7 +480,7 @@ def main() -> None:
     if args.dump is not None:
         print(f"wrote {write_cases(args.dump, cases)} cases to {args.dump}")
         return
-    run(cases, args.failures)
+    run(cases, args.failures, paths, args.consolidation_limit)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@ Case format ``kgmem-correctness/1``: one JSON object per line, with the keys
 
 Each case runs as its own user in one store, so cases never see each other.
 
+Paths: ``run_case`` decides the proposal with the foreground gate (path ``draft``);
+``correctness_pass.py`` renders it as the memory model's answer and runs a consolidation pass
+(path ``consolidation``). Both judge with :func:`judge`, and every :class:`Verdict` names its
+path, so the table and the scores are per path.
+
 Baselines, computed from the same cases: *accept-all* stores every proposal; *exact dedupe*
 drops a proposal whose content (kind, title, body, claims, entities: everything but the
 evidence) equals a setup draft's, and stores it otherwise. A baseline is right when it stores
@@ -60,7 +65,9 @@ from kgmem.vocab import SDO
 FORMAT = "kgmem-correctness/1"
 MODES = ("true", "invention", "mislabel", "restatement", "contradiction")
 EXPECTS = ("keep", "refuse", "catch", "fold", "separate", "quarantine", "supersede", "contest")
-OUTCOMES = tuple(o.value for o in Outcome)
+#: the gate's outcomes, and ``failed``: a consolidation pass that parked or was abandoned
+OUTCOMES = (*(o.value for o in Outcome), "failed")
+PATHS = ("draft", "consolidation")
 
 
 def case(
@@ -134,6 +141,7 @@ class Verdict:
     accept_all: bool
     dedupe: bool
     why: str = ""  # kgmem's reasons, when it was wrong
+    path: str = "draft"  # how the proposal reached kgmem: one of PATHS
 
 
 def _resolve(value: Any, keys: dict[str, str], uid: str) -> Any:
@@ -185,35 +193,58 @@ def _ingest(services: Services, uid: str, sources: Sequence[dict[str, Any]]) -> 
     return {s["key"]: str(r.iri) for s, r in zip(sources, ingested, strict=True)}
 
 
-def run_case(services: Services, uid: str, c: dict[str, Any], now: datetime) -> Verdict:
-    """Run ``c`` as user ``uid`` (new, empty) and judge kgmem and the baselines."""
+def prepare(
+    services: Services, uid: str, c: dict[str, Any], now: datetime
+) -> tuple[dict[str, str], URIRef | None] | str:
+    """The case's world for user ``uid``: its declared terms, its sources ingested first-hand
+    and its setup drafted through the gate. Returns the source IRIs by key and the last setup
+    memory, or why the setup was refused (the case is then broken)."""
     _declare(services, uid, c.get("declare", ()), now)
     keys = _ingest(services, uid, c["sources"])
     last: URIRef | None = None
     for step in c["setup"]:
         [item] = services.gate.draft(uid, [_resolve(step["draft"], keys, uid)]).items
         if item.outcome is Outcome.REFUSED or item.memory is None:
-            why = "setup refused: " + "; ".join(item.reasons)
-            return Verdict(
-                c["id"], c["mode"], c["sub"], c["expect"], "broken", False, False, False, why
-            )
+            return "setup refused: " + "; ".join(item.reasons)
         last = item.memory
         if step.get("pin"):
             services.lifecycle.pin(uid, last)
-    [item] = services.gate.draft(uid, [_resolve(c["proposal"], keys, uid)]).items
-    ok = _judge(services, uid, c["expect"], item, last)
+    return keys, last
+
+
+def verdict(
+    c: dict[str, Any], outcome: str, ok: bool, why: str = "", path: str = "draft"
+) -> Verdict:
+    """The verdict on ``c`` given kgmem's outcome, with both baselines judged from the case."""
+    if outcome == "broken":
+        return Verdict(
+            c["id"], c["mode"], c["sub"], c["expect"], outcome, False, False, False, why, path
+        )
     stored_all, stored_dedupe = True, not _duplicate(c)
     return Verdict(
         c["id"],
         c["mode"],
         c["sub"],
         c["expect"],
-        item.outcome.value,
+        outcome,
         ok,
         _baseline_right(c["expect"], stored_all),
         _baseline_right(c["expect"], stored_dedupe),
-        "" if ok else "; ".join(item.reasons) or item.outcome.value,
+        "" if ok else why or outcome,
+        path,
     )
+
+
+def run_case(services: Services, uid: str, c: dict[str, Any], now: datetime) -> Verdict:
+    """Run ``c`` as user ``uid`` (new, empty) through the foreground gate and judge kgmem
+    and the baselines."""
+    prepared = prepare(services, uid, c, now)
+    if isinstance(prepared, str):
+        return verdict(c, "broken", False, prepared)
+    keys, last = prepared
+    [item] = services.gate.draft(uid, [_resolve(c["proposal"], keys, uid)]).items
+    ok = judge(services, uid, c["expect"], item, last)
+    return verdict(c, item.outcome.value, ok, "; ".join(item.reasons))
 
 
 def _status(services: Services, uid: str, memory: URIRef | None) -> MemoryStatus | None:
@@ -226,9 +257,8 @@ def _subjects(services: Services, uid: str, memory: URIRef | None) -> set[URIRef
     return {c.subject for c in services.lifecycle.get(uid, memory).claims}
 
 
-def _judge(
-    services: Services, uid: str, expect: str, item: ItemResult, last: URIRef | None
-) -> bool:
+def judge(services: Services, uid: str, expect: str, item: ItemResult, last: URIRef | None) -> bool:
+    """Whether kgmem's ``item`` is what ``expect`` asks, ``last`` being the last setup memory."""
     o = item.outcome
     if expect == "keep":
         return o is Outcome.ACTIVE
@@ -291,10 +321,11 @@ class Row:
     dedupe: int = 0
 
 
-def rows(verdicts: Sequence[Verdict]) -> dict[tuple[str, str, str], Row]:
-    out: dict[tuple[str, str, str], Row] = defaultdict(Row)
+def rows(verdicts: Sequence[Verdict]) -> dict[tuple[str, str, str, str], Row]:
+    """One row per mode, sub-case, expectation and path, in the order first seen."""
+    out: dict[tuple[str, str, str, str], Row] = defaultdict(Row)
     for v in verdicts:
-        row = out[(v.mode, v.sub, v.expect)]
+        row = out[(v.mode, v.sub, v.expect, v.path)]
         if v.outcome == "broken":
             row.broken += 1
             continue
@@ -310,17 +341,32 @@ def _rate(k: int, n: int) -> str:
     return f"{k / n:.3f}" if n else "  -  "
 
 
+_SHORT_PATH = {"draft": "draft", "consolidation": "consol"}
+
+
 def table(verdicts: Sequence[Verdict]) -> list[str]:
-    """The confusion table: per mode and sub-case, kgmem's outcomes and each system's rate of
-    right answers."""
+    """The confusion table: per mode, sub-case and path, kgmem's outcomes and each system's
+    rate of right answers (a sub-case's paths on adjacent lines)."""
     short = {o: o[:5] for o in OUTCOMES}
-    head = f"{'mode':<13} {'sub-case':<24} {'expect':<10} {'n':>4} {'brk':>3} "
+    head = f"{'mode':<13} {'sub-case':<24} {'expect':<10} {'path':<6} {'n':>4} {'brk':>3} "
     head += " ".join(f"{short[o]:>5}" for o in OUTCOMES)
     head += f" | {'kgmem':>6} {'acc-all':>7} {'dedupe':>6}"
     lines = [head, "-" * len(head)]
-    order = {m: i for i, m in enumerate(MODES)}
-    for (mode, sub, expect), r in sorted(rows(verdicts).items(), key=lambda x: order[x[0][0]]):
-        line = f"{mode:<13} {sub:<24} {expect:<10} {r.n:>4} {r.broken:>3} "
+    found = rows(verdicts)
+    first: dict[tuple[str, str, str], int] = {}
+    for mode, sub, expect, _ in found:
+        first.setdefault((mode, sub, expect), len(first))
+    mode_at = {m: i for i, m in enumerate(MODES)}
+    path_at = {p: i for i, p in enumerate(PATHS)}
+
+    def order(key: tuple[str, str, str, str]) -> tuple[int, int, int]:
+        mode, sub, expect, path = key
+        return mode_at[mode], first[(mode, sub, expect)], path_at.get(path, len(PATHS))
+
+    for key in sorted(found, key=order):
+        (mode, sub, expect, path), r = key, found[key]
+        line = f"{mode:<13} {sub:<24} {expect:<10} {_SHORT_PATH.get(path, path):<6} "
+        line += f"{r.n:>4} {r.broken:>3} "
         line += " ".join(f"{r.outcomes[o]:>5}" for o in OUTCOMES)
         line += (
             f" | {_rate(r.kgmem, r.n):>6} {_rate(r.accept_all, r.n):>7} {_rate(r.dedupe, r.n):>6}"
@@ -347,10 +393,26 @@ SUMMARY = (
 )
 
 
-def summary(verdicts: Sequence[Verdict], system: str = "kgmem") -> dict[str, float]:
+def summary(
+    verdicts: Sequence[Verdict], system: str = "kgmem", path: str | None = None
+) -> dict[str, float]:
+    """Each mode's rate of right answers (and ``false_merges``), over one path or all."""
+    if path is not None:
+        verdicts = [v for v in verdicts if v.path == path]
     out = {name: score(verdicts, system, mode, ex) for name, mode, ex in SUMMARY}
     separate = score(verdicts, system, "restatement", {"separate"})
     out["false_merges"] = 1.0 - separate if separate == separate else float("nan")
+    return out
+
+
+def worst(per_path: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Over paths: each mode's lowest rate, and the highest ``false_merges`` (a path that
+    did not score a mode, nan, is left out; nan when none did)."""
+    out: dict[str, float] = {}
+    for name in per_path[0] if per_path else ():
+        values = [s[name] for s in per_path if s[name] == s[name]]
+        pick = max if name == "false_merges" else min
+        out[name] = pick(values) if values else float("nan")
     return out
 
 

@@ -1,8 +1,10 @@
 """A fast slice of the unreliable-author suite (``benchmarks/correctness.py``) as a guard.
 
 A synthetic world written here (no ``../shared``): a handful of cases per mode, each run as
-its own user through the real write path (first-hand sources, then ``gate.draft``) on an
-on-disk store, with the outcome the design asks for asserted case by case.
+its own user on an on-disk store through both paths of the suite - the real write path
+(first-hand sources, then ``gate.draft``) and a real consolidation pass whose recorded model
+answers the proposal as its extraction - with the outcome the design asks for asserted case
+by case. Known gaps of the consolidation path are strict xfails: they fail the run once fixed.
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ import pytest
 from kgmem.api.services import Services, build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
+from kgmem.pipeline import Consolidation, ExtractClaims, PassStatus
+from kgmem.pipeline.scripted import inputs_of
+from kgmem.store import UserGraphs
+from kgmem.vocab import KGM, RDF
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
-CORE = Path(__file__).resolve().parents[1] / "benchmarks" / "correctness_core.py"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 JOB = {
     "name": "currentJobAt",
     "domain": "schema:Person",
@@ -31,16 +37,21 @@ JOB = {
 }
 
 
-def _core() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("correctness_core", CORE)
+def _load(name: str) -> ModuleType:
+    """A benchmarks module by path (benchmarks is no package), registered under its name so
+    its sibling imports resolve."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("correctness_core", module)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-core = _core()
+core = _load("correctness_core")
+passes = _load("correctness_pass")
 
 
 def msg(key: str, text: str, speaker: str | None = None, role: str = "user") -> dict[str, Any]:
@@ -92,7 +103,21 @@ ALIASED["entities"][0]["aliases"] = ["Addie"]
 BY_ALIAS = works("Addie", "Lumen Labs", "$told", "Addie works at Lumen Labs")
 BY_ALIAS["entities"] = BY_ALIAS["entities"][1:]
 
-# (case, kgmem's outcome)
+BEA = msg("bea", "I work at Lumen Labs.", "Bea Hart")
+BEA_JOB = works("Bea Hart", "Lumen Labs", "$bea", "I work at Lumen Labs")
+FOR_BEA = works("Ada Moss", "Bea Hart", "$boss", "I work for Bea Hart")
+FOR_BEA["entities"] = FOR_BEA["entities"][:1]
+FOUNDED = msg("founded", "Lumen Labs was founded on 12 March 1990.", "Reader")
+ORG_BIRTH = {
+    "kind": "semantic",
+    "title": "Lumen Labs born 1990",
+    "confidence": 0.9,
+    "claims": [{"subject": "Lumen Labs", "predicate": "schema:birthDate", "value": "1990-03-12"}],
+    "entities": [{"name": "Lumen Labs", "types": ["schema:Organization"]}],
+    "evidence": [{"source": "$founded", "quote": "Lumen Labs was founded on 12 March 1990"}],
+}
+
+# (case, kgmem's outcome on the draft path)
 CASES: list[tuple[dict[str, Any], str]] = [
     (core.case("true", "true", "user", [ADA], TRUE, "keep"), "active"),
     (
@@ -149,6 +174,33 @@ CASES: list[tuple[dict[str, Any], str]] = [
             "catch",
         ),
         "pending",
+    ),
+    (
+        core.case(
+            "mis-coined",
+            "mislabel",
+            "improvised_predicate",
+            [ADA],
+            works("Ada Moss", "Lumen Labs", "$ada", "I work at Lumen Labs", "kgm:toilsAt"),
+            "catch",
+        ),
+        "pending",
+    ),
+    (
+        core.case(
+            "mis-range",
+            "mislabel",
+            "range_violation",
+            [BEA, msg("boss", "I work for Bea Hart.", "Ada Moss")],
+            FOR_BEA,
+            "catch",
+            [BEA_JOB],
+        ),
+        "refused",
+    ),
+    (
+        core.case("mis-domain", "mislabel", "domain_violation", [FOUNDED], ORG_BIRTH, "catch"),
+        "refused",
     ),
     (
         core.case(
@@ -301,3 +353,150 @@ def test_correctness_cases_round_trip_through_jsonl(tmp_path: Path) -> None:
     path.write_text('{"format": "kgmem-correctness/0", "id": "x"}\n')
     with pytest.raises(ValueError, match="format"):
         core.read_cases(path)
+
+
+# -- the consolidation path -------------------------------------------------------------
+
+#: case id -> (kgmem's outcome on the consolidation path, where the pass refused the claim)
+PASS_OUTCOMES = {
+    "true": ("active", ""),
+    "inv-value": ("refused", "ground: quote_does_not_state_value"),
+    "inv-quote": ("refused", "ground: quote_not_in_source"),
+    "inv-agent": ("refused", "ground: agent_only"),
+    "inv-recall": ("refused", "never extracted"),  # a recall result is never shown the model
+    "mis-coined": ("pending", ""),  # a placeholder term, deferred by assemble
+    "mis-disjoint": ("discarded", ""),  # its typing refused at ground; the claim is known
+    "re-evidence": ("discarded", ""),
+    "re-alias": ("discarded", ""),
+    "re-twins": ("active", ""),
+    "con-lower": ("quarantined", ""),
+    "con-pinned": ("quarantined", ""),
+    "con-newer": ("active", ""),
+    "con-negation": ("active", ""),  # said later, the negation supersedes the claim
+}
+#: known gaps of the consolidation path (the draft path handles these cases)
+PASS_GAPS = {
+    "mis-pred": "classify aligns kgm:employedBy with schema:worksFor (alternate label "
+    "'employed by'): stored, not held for a vocabulary decision",
+    "mis-range": "classify types Bea Hart an Organization from schema:worksFor's range; "
+    "resolve sets the known Person aside as disjoint and mints a namesake Organization",
+    "mis-domain": "the typing of Lumen Labs is refused at ground (no quote states it), so "
+    "classify types it a Person from schema:birthDate's domain",
+}
+PASS_CASES = [
+    pytest.param(c, *PASS_OUTCOMES.get(c["id"], ("", "")), id=c["id"])
+    if c["id"] not in PASS_GAPS
+    else pytest.param(
+        c, "", "", id=c["id"], marks=pytest.mark.xfail(strict=True, reason=PASS_GAPS[c["id"]])
+    )
+    for c, _ in CASES
+]
+
+
+@pytest.fixture(scope="module")
+def pipeline(services: Services) -> tuple[Any, Consolidation]:
+    model = passes.CaseModel()
+    return model, passes.consolidation(services, model)
+
+
+def _memories(services: Services, uid: str) -> set[Any]:
+    graphs = UserGraphs(uid)
+    return {
+        q.subject
+        for graph in (graphs.kg, graphs.quarantine)
+        for q in services.store.quads(graph, None, RDF.type, KGM.Memory)
+    }
+
+
+@pytest.mark.parametrize(("case", "outcome", "refusal"), PASS_CASES)
+def test_correctness_case_is_handled_as_designed_by_a_consolidation_pass(
+    services: Services,
+    pipeline: tuple[Any, Consolidation],
+    case: dict[str, Any],
+    outcome: str,
+    refusal: str,
+) -> None:
+    model, consolidation = pipeline
+    uid = f"pass-{case['id']}"
+    done = passes.consolidate_case(services, consolidation, model, uid, case, NOW)
+    assert not isinstance(done, str), done
+    verdict = passes.judged(services, uid, case, *done)
+    assert verdict.kgmem, verdict.why
+    assert verdict.outcome == outcome, verdict.why
+    _, fates, _ = done
+    assert refusal in fates[0].why
+    records = consolidation.checkpoints.passes(uid, 10)
+    assert {r.status for r in records} == {PassStatus.COMMITTED}
+    if outcome == "refused":  # nothing of the lie became memory, in any graph
+        assert len(_memories(services, uid)) == len(case["setup"])
+
+
+def test_consolidation_path_renders_the_proposal_as_the_models_answer() -> None:
+    by_alias = next(c for c, _ in CASES if c["id"] == "re-alias")
+    aliased = core.case("x", "true", "x", by_alias["sources"], ALIASED, "keep")
+    parts = passes.render(aliased)
+    assert [(p.key, p.typing) for p in parts] == [
+        ("chat:c1#000", False),
+        ("chat:c1#001", True),
+        ("chat:c1#002", True),
+    ]
+    said = parts[0].claim
+    assert (said["subject"], said["predicate"], said["object"]) == (
+        "Ada Moss",
+        "schema:worksFor",
+        "Lumen Labs",
+    )
+    assert said["subject_aliases"] == ["Addie"] and said["statement"] == ALIASED["title"]
+    assert [(p.claim["subject"], p.claim["object"]) for p in parts[1:]] == [
+        ("Ada Moss", "schema:Person"),
+        ("Lumen Labs", "schema:Organization"),
+    ]
+    assert {(e["source"], e["quote"]) for p in parts for e in p.claim["evidence"]} == {
+        ("$ada", "I work at Lumen Labs")
+    }
+    job = passes.render(core.case("y", "true", "y", [ADA], JOB_TRUE, "keep"))
+    assert job[0].claim["predicate"] == "currentJobAt"  # the model never sees the namespace
+
+
+def test_consolidation_pass_answers_the_segment_that_shows_the_cited_source(
+    services: Services,
+) -> None:
+    model = passes.CaseModel()
+    consolidation = passes.consolidation(services, model)
+    case = next(c for c, _ in CASES if c["id"] == "re-alias")
+    done = passes.consolidate_case(services, consolidation, model, "pass-shown", case, NOW)
+    assert not isinstance(done, str), done
+    [request] = model.engine.calls(ExtractClaims)
+    segment = inputs_of(request)["segment"]
+    assert "I work at Lumen Labs as a chemist." in segment
+    assert "Addie works at Lumen Labs." in segment
+    _, fates, last = done
+    assert fates[0].outcome == "discarded"
+    assert fates[0].decided is not None and fates[0].decided.memory == str(last)
+
+
+def test_a_draft_reconcile_defers_is_decided_by_the_next_pass(services: Services) -> None:
+    model = passes.CaseModel()
+    consolidation = passes.consolidation(services, model)
+    twice = works("Ada Moss", "Lumen Labs", "$ada", "I work at Lumen Labs")
+    twice["claims"] *= 2  # one claim twice: the second waits for the first to commit
+    twice["entities"] = []
+    case = core.case("twice", "true", "x", [ADA], twice, "keep")
+    done = passes.consolidate_case(services, consolidation, model, "pass-twice", case, NOW)
+    assert not isinstance(done, str), done
+    _, fates, _ = done
+    assert [f.outcome for f in fates] == ["active", "discarded"]
+    assert fates[0].decided is not None and fates[1].decided is not None
+    assert fates[0].decided.memory == fates[1].decided.memory
+    assert len(consolidation.checkpoints.passes("pass-twice", 10)) == 2
+
+
+def test_scores_over_paths_take_each_modes_worst() -> None:
+    nan = float("nan")
+    draft = {"true_kept": 1.0, "mislabel_caught": 0.5, "false_merges": 0.0}
+    consolidation = {"true_kept": 0.9, "mislabel_caught": nan, "false_merges": 0.25}
+    assert core.worst([draft, consolidation]) == {
+        "true_kept": 0.9,
+        "mislabel_caught": 0.5,
+        "false_merges": 0.25,
+    }
