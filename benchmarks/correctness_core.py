@@ -21,13 +21,24 @@ Case format ``kgmem-correctness/1``: one JSON object per line, with the keys
   entities, evidence, ...);
 - ``expect``: what kgmem must do with it:
   ``keep`` (active), ``refuse`` (refused),
-  ``catch`` (refused, or pending with a vocabulary proposal: non-empty ``needs_terms``),
+  ``catch`` (refused, or pending with a vocabulary proposal: non-empty ``needs_terms``;
+  for an improvised predicate also *aligned*, below),
   ``fold`` (discarded or merged into the last setup memory), ``separate`` (active, a new
   memory whose claim subjects are not the last setup memory's),
   ``quarantine`` (quarantined, contradicting the last setup memory, which stays active),
   ``supersede`` (active, superseding the last setup memory, which is kept as superseded),
   ``contest`` (any of quarantine, supersede, or pending with the last setup memory weakened:
   never both silently active).
+
+An improvised predicate (a claim predicate the case user's effective ontology does not
+declare) is caught when nothing undeclared reaches memory: the proposal is refused, held
+pending with a vocabulary proposal, or stored as a memory that needs no term and whose
+claims use only properties the user had before (the ontologies' and those the case
+declares; never the improvised one, never a term a pass declared for it) - kgmem's classify
+stage aligned the predicate with the declared term its label or alternate label names
+(``kgm:employedBy`` is ``schema:worksFor``: one concept, one name). The last is outcome
+``aligned`` (:func:`aligned`), its own column of the table; only a proposal with an
+improvised predicate can be judged so, whatever its sub-case.
 
 Each case runs as its own user in one store, so cases never see each other.
 
@@ -47,7 +58,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -58,15 +69,25 @@ from rdflib import URIRef
 from kgmem.api.services import Services
 from kgmem.memory.gate import ItemResult, Outcome
 from kgmem.memory.model import MemoryStatus
+from kgmem.memory.planning import expand_term
 from kgmem.memory.source_inputs import MessageIn
-from kgmem.ontology import DeclareProperty, DeltaPatch, Provenance, delta_term
+from kgmem.ontology import (
+    DeclareProperty,
+    DeltaPatch,
+    Provenance,
+    TermKind,
+    delta_term,
+    is_delta_term,
+)
 from kgmem.vocab import SDO
 
 FORMAT = "kgmem-correctness/1"
 MODES = ("true", "invention", "mislabel", "restatement", "contradiction")
 EXPECTS = ("keep", "refuse", "catch", "fold", "separate", "quarantine", "supersede", "contest")
-#: the gate's outcomes, and ``failed``: a consolidation pass that parked or was abandoned
-OUTCOMES = (*(o.value for o in Outcome), "failed")
+#: the gate's outcomes; ``aligned``: an improvised predicate stored as a declared term (see
+#: the module docstring); ``failed``: a consolidation pass that parked or was abandoned
+ALIGNED = "aligned"
+OUTCOMES = (*(o.value for o in Outcome), ALIGNED, "failed")
 PATHS = ("draft", "consolidation")
 
 
@@ -244,7 +265,42 @@ def run_case(services: Services, uid: str, c: dict[str, Any], now: datetime) -> 
     keys, last = prepared
     [item] = services.gate.draft(uid, [_resolve(c["proposal"], keys, uid)]).items
     ok = judge(services, uid, c["expect"], item, last)
+    if not ok and c["expect"] == "catch" and aligned(services, uid, c, item):
+        return verdict(c, ALIGNED, True)
     return verdict(c, item.outcome.value, ok, "; ".join(item.reasons))
+
+
+def _predicates(c: dict[str, Any], uid: str) -> set[URIRef]:
+    proposal = _resolve(c["proposal"], {}, uid)
+    return {expand_term(claim["predicate"]) for claim in proposal.get("claims", [])}
+
+
+def aligned(services: Services, uid: str, c: dict[str, Any], item: ItemResult) -> bool:
+    """Whether ``c``'s proposal has an improvised predicate and ``item`` stored it only as
+    declared terms: a memory that needs no term and whose claims use only properties the
+    user had before the proposal (never the improvised one; see the module docstring)."""
+    had = _had(services, uid, c)
+    improvised = {p for p in _predicates(c, uid) if not had(p)}
+    stored = {Outcome.ACTIVE, Outcome.PENDING, Outcome.DISCARDED, Outcome.MERGED}
+    if not improvised or item.outcome not in stored or item.memory is None:
+        return False
+    record = services.lifecycle.get(uid, item.memory)
+    used = {claim.predicate for claim in record.claims}
+    return bool(used) and all(map(had, used)) and not record.needs_terms
+
+
+def _had(services: Services, uid: str, c: dict[str, Any]) -> Callable[[URIRef], bool]:
+    """Whether a term is a property the case user had before the proposal: one the
+    effective ontology declares, and of the user's own only those the case declared (a term
+    a consolidation pass declared for the proposal is new vocabulary, not an alignment)."""
+    effective = services.ontology.effective(uid)
+    own = {delta_term(uid, d["name"]) for d in c.get("declare", ())}
+
+    def had(term: URIRef) -> bool:
+        declared = effective.info(term).kind is TermKind.PROPERTY
+        return declared and (term in own or not is_delta_term(uid, term))
+
+    return had
 
 
 def _status(services: Services, uid: str, memory: URIRef | None) -> MemoryStatus | None:

@@ -29,9 +29,11 @@ decided and committed (the gate's outcome, with the committed memory's needs-ter
 superseded and contradicted memories). A pass that parks or is abandoned is ``failed``.
 
 The verdict uses the draft path's :func:`correctness_core.judge` on the draft of the
-proposal's claim. One addition for ``catch``: when the mislabel is a type (the typing claim
-is caught: refused, or pending on a vocabulary proposal) and the claim itself only folds
-into what is known (discarded or merged), the proposal is caught.
+proposal's claim, and like the draft path counts an improvised predicate stored only as a
+declared term as caught (outcome ``aligned``, :func:`correctness_core.aligned`). One
+addition for ``catch``: when the mislabel is a type (the typing claim is caught: refused, or
+pending on a vocabulary proposal) and the claim itself only folds into what is known
+(discarded or merged), the proposal is caught.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from correctness_core import Verdict, judge, prepare, verdict
+from correctness_core import ALIGNED, Verdict, aligned, judge, prepare, verdict
 from dspy.lm15 import Request
 from rdflib import URIRef
 
@@ -271,7 +273,7 @@ class _Trace:
             elif key in refusals:
                 fate.outcome, fate.why = Outcome.REFUSED.value, refusals[key]
             elif key in deferred:
-                self.waiting.append((deferred[key].draft, part))
+                self.waiting.append((deferred[key].stated(), part))  # as queued
 
 
 def _item(services: Services, uid: str, fate: Fate) -> ItemResult:
@@ -357,6 +359,8 @@ def judged(
         return verdict(c, "failed", False, fates[head].why, "consolidation")
     claim = _item(services, uid, fates[head])
     ok = judge(services, uid, c["expect"], claim, last)
+    if not ok and c["expect"] == "catch" and aligned(services, uid, c, claim):
+        return verdict(c, ALIGNED, True, path="consolidation")
     if c["expect"] == "catch" and not ok and claim.outcome in {Outcome.DISCARDED, Outcome.MERGED}:
         typed = [_item(services, uid, f) for p, f in zip(parts, fates, strict=True) if p.typing]
         ok = any(judge(services, uid, "catch", t, last) for t in typed)

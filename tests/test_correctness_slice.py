@@ -22,6 +22,7 @@ import pytest
 from kgmem.api.services import Services, build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
+from kgmem.memory.gate import ItemResult, Outcome
 from kgmem.pipeline import Consolidation, ExtractClaims, PassStatus
 from kgmem.pipeline.scripted import inputs_of
 from kgmem.store import UserGraphs
@@ -364,7 +365,10 @@ PASS_OUTCOMES = {
     "inv-quote": ("refused", "ground: quote_not_in_source"),
     "inv-agent": ("refused", "ground: agent_only"),
     "inv-recall": ("refused", "never extracted"),  # a recall result is never shown the model
+    "mis-pred": ("aligned", ""),  # kgm:employedBy is schema:worksFor's alternate label
     "mis-coined": ("pending", ""),  # a placeholder term, deferred by assemble
+    # Bea Hart is the known person; an Organization inferred from the range sets none aside
+    "mis-range": ("refused", "validate: "),
     "mis-disjoint": ("discarded", ""),  # its typing refused at ground; the claim is known
     "re-evidence": ("discarded", ""),
     "re-alias": ("discarded", ""),
@@ -376,12 +380,9 @@ PASS_OUTCOMES = {
 }
 #: known gaps of the consolidation path (the draft path handles these cases)
 PASS_GAPS = {
-    "mis-pred": "classify aligns kgm:employedBy with schema:worksFor (alternate label "
-    "'employed by'): stored, not held for a vocabulary decision",
-    "mis-range": "classify types Bea Hart an Organization from schema:worksFor's range; "
-    "resolve sets the known Person aside as disjoint and mints a namesake Organization",
-    "mis-domain": "the typing of Lumen Labs is refused at ground (no quote states it), so "
-    "classify types it a Person from schema:birthDate's domain",
+    "mis-domain": "Lumen Labs is known nowhere (no setup) and its typing is refused at ground "
+    "(no quote states it), so nothing the pass may use says it is an Organization: it becomes "
+    "a new entity typed a Person from schema:birthDate's domain",
 }
 PASS_CASES = [
     pytest.param(c, *PASS_OUTCOMES.get(c["id"], ("", "")), id=c["id"])
@@ -489,6 +490,26 @@ def test_a_draft_reconcile_defers_is_decided_by_the_next_pass(services: Services
     assert fates[0].decided is not None and fates[1].decided is not None
     assert fates[0].decided.memory == fates[1].decided.memory
     assert len(consolidation.checkpoints.passes("pass-twice", 10)) == 2
+
+
+def test_only_an_improvised_predicate_stored_as_a_known_term_is_judged_aligned(
+    services: Services,
+) -> None:
+    def judged_aligned(uid: str, setup: dict[str, Any], predicate: str, own: bool = True) -> bool:
+        """The setup's memory judged as if the proposal (on ``predicate``) had become it;
+        ``own``: the case itself declares JOB (else something else, a pass, did)."""
+        proposal = works("Ada Moss", "Lumen Labs", "$ada", "I work at Lumen Labs", predicate)
+        ran = core.case("x", "mislabel", "x", [ADA], proposal, "catch", [setup], declare=[JOB])
+        prepared = core.prepare(services, uid, ran, NOW)
+        assert not isinstance(prepared, str), prepared
+        judged = ran if own else {k: v for k, v in ran.items() if k != "declare"}
+        item = ItemResult(0, Outcome.ACTIVE, prepared[1])
+        return bool(core.aligned(services, uid, judged, item))
+
+    assert judged_aligned("al-1", TRUE, "kgm:employedBy")  # stored as schema:worksFor
+    assert not judged_aligned("al-2", TRUE, "schema:worksFor")  # nothing was improvised
+    assert judged_aligned("al-3", JOB_TRUE, "kgm:employedBy")  # the case's own term
+    assert not judged_aligned("al-4", JOB_TRUE, "kgm:employedBy", own=False)
 
 
 def test_scores_over_paths_take_each_modes_worst() -> None:

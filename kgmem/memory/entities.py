@@ -10,7 +10,8 @@ the name is the speaker of a message the draft cites (whoever wrote "I work at A
 one person of that name, not a new organization), or the draft states of the name a fact the
 candidate already has. Then the types cannot make it something else: the name resolves to
 that entity, and the disjoint types are a conflict the match carries (``clashes``) for the
-gate to refuse, never a silent second entity and never a silent retype.
+gate to refuse, never a silent second entity and never a silent retype. Consolidation's
+resolve stage applies the same rule (:meth:`EntityResolver.ties`, :func:`type_clashes`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "name_key",
     "self_entity",
     "self_quads",
+    "type_clashes",
     "types_compatible",
 ]
 
@@ -143,7 +145,7 @@ class EntityResolver:
         found = self.candidates(uid, name)
         fits = [c for c in found if types_compatible(frozenset(c.types), types, effective)]
         if not fits and context is not None:
-            fits = [c for c in found if self._tied(uid, key, c, context)]
+            fits = [c for c in found if self.ties(uid, key, c.iri, context)]
         if fits:
             best = max(
                 fits,
@@ -161,7 +163,7 @@ class EntityResolver:
                 frozenset(best.types | set(types)),
                 False,
                 tuple(quads),
-                _clashes(best, name, types, effective),
+                type_clashes(best.iri, best.types, name, types, effective),
             )
         iri = new_node(uid, NodeKind.ENTITY)
         match = EntityMatch(
@@ -175,18 +177,20 @@ class EntityResolver:
             pending[key] = match
         return match
 
-    def _tied(self, uid: str, key: str, candidate: _Candidate, context: MentionContext) -> bool:
-        """Whether the draft ties the name ``key`` to ``candidate``: the name is a cited
-        message's speaker, or the candidate already has a fact the draft states of it."""
+    def ties(self, uid: str, name: str, entity: URIRef, context: MentionContext) -> bool:
+        """Whether the draft of ``context`` ties ``name`` to ``entity`` whatever types it gives
+        the name: the name is a cited message's speaker, or ``entity`` already has a fact the
+        draft states of it. Consolidation's resolve stage asks this too."""
+        key = name_key(name)
         if key in context.speakers:
             return True
-        graph, iri = UserGraphs(uid).kg, candidate.iri
-        for name, predicate, value in context.attributes:
-            if name == key and any(self._store.quads(graph, iri, predicate, value)):
+        graph = UserGraphs(uid).kg
+        for said, predicate, value in context.attributes:
+            if said == key and any(self._store.quads(graph, entity, predicate, value)):
                 return True
         return any(
-            name == key and self._related(graph, iri, predicate, other)
-            for name, predicate, other in context.relations
+            said == key and self._related(graph, entity, predicate, other)
+            for said, predicate, other in context.relations
         )
 
     def _related(self, graph: URIRef, iri: URIRef, predicate: URIRef, other: str) -> bool:
@@ -198,23 +202,29 @@ class EntityResolver:
         )
 
 
-def _clashes(
-    candidate: _Candidate, name: str, types: Iterable[URIRef], effective: EffectiveOntology
+def type_clashes(
+    entity: URIRef,
+    known: Iterable[URIRef],
+    name: str,
+    types: Iterable[URIRef],
+    effective: EffectiveOntology,
 ) -> tuple[Violation, ...]:
-    """Each type the draft gives ``name`` that is disjoint with one ``candidate`` has."""
+    """Each type a draft gives ``name`` that is disjoint with one the known ``entity`` has
+    (``known``): a disjointness violation on the entity, with its proof."""
     found = []
+    held = sorted(known)
     for proposed in types:
-        for known in sorted(candidate.types):
-            proof = effective.disjointness(known, proposed)
+        for have in held:
+            proof = effective.disjointness(have, proposed)
             if proof is None:
                 continue
             message = (
-                f"{name!r} is the known entity {candidate.iri}, a {known}; the draft types it "
+                f"{name!r} is the known entity {entity}, a {have}; the draft types it "
                 f"{proposed}, which is disjoint with that: {proof.explain()}"
             )
             found.append(
                 Violation(
-                    candidate.iri,
+                    entity,
                     ViolationKind.DISJOINT,
                     OWL.disjointWith,
                     RDF.type,

@@ -17,10 +17,14 @@ a class of the effective ontology, written as a full IRI:
   with nearby terms as candidates. The assemble stage decides what the placeholder becomes.
 
 Entities: the draft's ``entities`` get an entry for every claim subject and object that is
-not the user, with the types the draft gave (classified as above) plus a provisional type
-from the predicate's domain (subject) or range (object) when the ontology names exactly one
-class there and it neither repeats nor contradicts a type already held. The user ("I", "me",
-"user", the user id) is left to the write gate, which maps it to the user's own entity.
+not the user, with the types the draft gave (classified as above, typing claims included)
+plus a provisional type from the predicate's domain (subject) or range (object) when the
+ontology names exactly one class there and it neither repeats nor contradicts a type the
+draft gave. A provisional type is also listed in the pass draft's ``inferred``: the claim's
+own predicate is no evidence of what its subject or object is, so resolve never sets a known
+entity aside for it (otherwise every domain or range violation would validate, on a fresh
+namesake typed to fit). The user ("I", "me", "user", the user id) is left to the write
+gate, which maps it to the user's own entity.
 
 Typing claims (predicate ``rdf:type``, "a", "type", "is a") are not relations: their object
 is classified as a class and becomes a type of the subject's entity, and the claim leaves
@@ -254,6 +258,7 @@ class _Entity:
     name: str
     types: list[URIRef]
     aliases: tuple[str, ...] = ()
+    inferred: list[URIRef] = field(default_factory=list)  # of ``types``: the provisional ones
 
 
 def _one_class(effective: EffectiveOntology, classes: frozenset[URIRef]) -> URIRef | None:
@@ -270,17 +275,21 @@ def _provisional(effective: EffectiveOntology, prop: URIRef, subject: bool) -> U
     return _one_class(effective, loose)
 
 
-def _add_type(effective: EffectiveOntology, types: list[URIRef], cls: URIRef) -> None:
+def _add_type(effective: EffectiveOntology, entity: _Entity, cls: URIRef) -> None:
     """Add a provisional type unless a held type already implies or contradicts it."""
+    types = entity.types
     if any(effective.is_subclass(t, cls) for t in types):
         return
     if any(effective.disjointness(t, cls) is not None for t in types):
         return
     types.append(cls)
+    entity.inferred.append(cls)
 
 
-def _rewrite(session: _Session) -> DraftMemory:
-    """The draft with IRIs for its predicates and a typed entity for every mention."""
+def _rewrite(session: _Session) -> tuple[DraftMemory, dict[str, tuple[str, ...]]]:
+    """The draft with IRIs for its predicates and a typed entity for every mention, and the
+    provisional types among those by entity name key. Provisional types come last, so the
+    types the draft gives (typing claims anywhere in it included) decide what fits."""
     draft, effective = session.draft, session.effective
     book: dict[str, _Entity] = {}
     order: list[_Entity] = []
@@ -297,6 +306,7 @@ def _rewrite(session: _Session) -> DraftMemory:
         for name in (given.name, *given.aliases):
             book.setdefault(name_key(name), record)
     claims: list[ClaimDraft] = []
+    ends: list[tuple[_Entity, URIRef, bool]] = []  # (entity, property, as its subject)
     for claim in draft.claims:
         if _is_typing(claim):
             cls = _typing(session, claim)
@@ -306,17 +316,17 @@ def _rewrite(session: _Session) -> DraftMemory:
         prop = session.term(claim.predicate, "property")
         claims.append(claim.model_copy(update={"predicate": str(prop)}))
         for mention, subject in ((claim.subject, True), (claim.object, False)):
-            if mention is None or is_self_mention(mention, session.uid):
-                continue
-            provisional = _provisional(effective, prop, subject)
-            held = entity(mention).types
-            if provisional is not None:
-                _add_type(effective, held, provisional)
+            if mention is not None and not is_self_mention(mention, session.uid):
+                ends.append((entity(mention), prop, subject))
+    for record, prop, subject in ends:
+        if (provisional := _provisional(effective, prop, subject)) is not None:
+            _add_type(effective, record, provisional)
     entities = tuple(
         EntityDraft(name=e.name, types=tuple(dict.fromkeys(map(str, e.types))), aliases=e.aliases)
         for e in order
     )
-    return draft.model_copy(update={"claims": tuple(claims), "entities": entities})
+    inferred = {name_key(e.name): tuple(map(str, e.inferred)) for e in order if e.inferred}
+    return draft.model_copy(update={"claims": tuple(claims), "entities": entities}), inferred
 
 
 def _typing(session: _Session, claim: ClaimDraft) -> URIRef:
@@ -355,13 +365,13 @@ class ClassifyStage:
             self._ports, uid, item.key, item.draft, effective, self._matchers_for(uid, effective)
         )
         try:
-            draft = _rewrite(session)
+            draft, inferred = _rewrite(session)
         except _Drop as drop:
             dropped = Dropped(
                 key=item.key, stage=StageName.CLASSIFY, code=drop.code.value, message=drop.message
             )
             return ClassifiedDraft(Worklist(dropped=(dropped,)), tuple(session.notes))
-        rewritten = item.model_copy(update={"draft": draft})
+        rewritten = item.model_copy(update={"draft": draft, "inferred": inferred})
         work = Worklist(drafts=(rewritten,), undeclared=tuple(session.undeclared.values()))
         return ClassifiedDraft(work, tuple(session.notes))
 

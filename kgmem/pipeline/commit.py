@@ -3,7 +3,8 @@
 The runner applies the plan in one store transaction together with the pass record, the
 projection outbox, the cleared dirty set and the dropped proposal graph
 (:meth:`~kgmem.pipeline.Checkpoints.commit_pass`): the pass commits all of this or nothing.
-Drafts reconcile deferred are queued again here, in the same transaction, for the next pass.
+Drafts reconcile deferred are queued again here, in the same transaction, for the next pass
+(with only the entity types they state: the next pass infers the rest afresh).
 The stage leaves the entities and memories it changed for the author stage.
 """
 
@@ -41,7 +42,7 @@ class PassCommitStage:
             add += self._ports.ontology.plan_delta(ctx.uid, patch).quads
         now = ctx.clock.now()
         for entry in reconciled.deferred:
-            add += self._contributions.queue_quads(ctx.uid, entry.draft, now)[1]
+            add += self._contributions.queue_quads(ctx.uid, entry.stated(), now)[1]
         entities = sorted({str(n) for n in _nodes(change.add, NodeKind.ENTITY)})
         memories = sorted({d.memory for d in validated.accepted if d.memory is not None})
         terms = sorted(

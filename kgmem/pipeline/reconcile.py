@@ -102,10 +102,7 @@ class ReconcileStage:
                 needs_terms=[URIRef(t) for t in entry.deferred_terms],
             )
             if result.result.outcome is Outcome.REFUSED:
-                reasons = "; ".join(result.result.reasons) or "refused"
-                dropped.append(
-                    Dropped(key=entry.key, stage=self.name, code="refused", message=reasons)
-                )
+                dropped.append(_refused(entry.key, result))
                 continue
             keys, touches = _claim_keys(result.change_add), _touched(result)
             if keys & claims or touches & changed or removed & set(result.change_remove):
@@ -140,6 +137,15 @@ class ReconcileStage:
                 Dropped(key=k, stage=self.name, code="schema", message=why) for k in users
             ]
         return effective, []
+
+
+def _refused(key: str, work: Work) -> Dropped:
+    """A refused draft, coded by the kind of its first violation (``disjoint``: it types a
+    known entity with a class disjoint with the entity's) or plainly ``refused``."""
+    result = work.result
+    code = result.violations[0].kind.value if result.violations else "refused"
+    reasons = "; ".join(result.reasons) or "refused"
+    return Dropped(key=key, stage=StageName.RECONCILE, code=code, message=reasons)
 
 
 def _uses_delta(entry: PassDraft, work: Worklist) -> bool:

@@ -4,13 +4,23 @@ Every name a draft uses (claim subjects and objects, its entities and their alia
 the user, whom the write gate maps to their own entity) is bound to one entity. Candidates
 come from the user's kg graph by name or alias and from the entities already bound in this
 pass, so two drafts naming one new person bind to one new entity. Candidates whose types are
-disjoint with the mention's provisional types are set aside (a "Mercury" typed as a planet
-never binds to the element or the company). Of the rest, one must be the unique best: at
+disjoint with a type the draft states for the mention are set aside (a "Mercury" typed as a
+planet never binds to the element or the company). A type classify only inferred from a
+claim's predicate sets nothing aside: "I work for Bea Hart" does not make the known person
+Bea Hart an organization, it binds to her, the inferred type is dropped and validation
+refuses the claim for the predicate's range. Of the rest, one must be the unique best: at
 least as good as every other on an exact name (over an alias), context (relations in the kg
-graph to the other things the draft names, matching attributes) and agreeing types, and
-better on one. A tie goes to the model (``ResolveTieBreak``) when one is configured, and its
-answer must be an offered id or "new"; without a model a tie is a new entity, because
-merging two different things is worse than keeping one thing twice.
+graph to the other things the draft names, matching attributes) and agreeing types (stated
+or inferred), and better on one. A tie goes to the model (``ResolveTieBreak``) when one is
+configured, and its answer must be an offered id or "new"; without a model a tie is a new
+entity, because merging two different things is worse than keeping one thing twice.
+
+When every candidate is set aside, the write gate's tie rule still applies
+(:meth:`~kgmem.memory.entities.EntityResolver.ties`): a name that is the speaker of a
+message the draft cites, or of which the draft states a fact the candidate already has, is
+that known entity whatever type the draft gives it. It binds there, and reconcile refuses the
+draft with the disjointness (:func:`~kgmem.memory.entities.type_clashes`): never a second
+entity of that name, never a silent retype.
 
 New entities are written as shells (``kgm:Shell``) into the pass's proposal graph, in one
 commit that also removes the shells an earlier failed attempt left. They reach the kg graph
@@ -20,7 +30,7 @@ only with a committed memory that uses them: reconcile plans each draft with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rdflib import Literal, URIRef
@@ -33,9 +43,12 @@ from kgmem.memory.entities import (
     entity_quads,
     name_key,
     self_entity,
+    type_clashes,
     types_compatible,
 )
 from kgmem.memory.ids import NodeKind, new_node
+from kgmem.memory.model import DraftMemory
+from kgmem.memory.planning import mention_context
 from kgmem.ontology import EffectiveOntology, TermKind
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
@@ -85,7 +98,7 @@ class _Run:
     """One run of the stage: the entities seen so far, and the model once it is needed."""
 
     def __init__(self, ctx: PassContext, ports: PassPorts) -> None:
-        self._ctx, self._models = ctx, ports.models
+        self._ctx, self._models, self._gate = ctx, ports.models, ports.gate
         self._resolver = EntityResolver(ctx.store, ctx.queries)
         self._effective = ports.ontology.effective(ctx.uid)
         self._lm: dspy.LM | None = None
@@ -94,15 +107,22 @@ class _Run:
 
     def bind(self, entry: PassDraft) -> PassDraft:
         scene = draft_scene(entry.draft, self._ctx.uid)
+        ties = _Ties(self._resolver, self._ctx.uid, lambda: self.mention_context(entry.draft))
         bindings: dict[str, EntityBinding] = {}
-        for mention in draft_mentions(entry.draft, self._ctx.uid):
-            known, reason = self._decide(mention, scene)
-            self._learn(known, mention, scene)
+        for mention in draft_mentions(entry.draft, self._ctx.uid, entry.inferred):
+            known, reason = self._decide(mention, scene, ties)
+            kept = self._kept(known, mention)
+            self._learn(known, mention, scene, kept)
             for name in mention.names:
-                bindings[name_key(name)] = _binding(known, mention, name, reason)
+                bindings[name_key(name)] = _binding(known, mention, name, reason, kept)
         return entry.model_copy(update={"bindings": bindings})
 
-    def _decide(self, mention: Mention, scene: Scene) -> tuple[Known, str]:
+    def mention_context(self, draft: DraftMemory) -> MentionContext:
+        """What ``draft`` says that ties its names to known entities (as the gate reads it)."""
+        sources, _ = self._gate.sources_of(self._ctx.uid, draft)
+        return mention_context(draft, sources.values(), self._effective)
+
+    def _decide(self, mention: Mention, scene: Scene, ties: _Ties) -> tuple[Known, str]:
         found = self._candidates(mention)
         fits = [k for k in found if types_compatible(k.types, mention.types, self._effective)]
         aside = len(found) - len(fits)
@@ -110,13 +130,17 @@ class _Run:
         if not found:
             return self._mint(mention), "no entity goes by that name: a new entity"
         if not fits:
+            fits = [k for k in found if not k.created and ties.bind(mention, k.iri)]
+            note = _TIED if fits else note
+        if not fits:
             return self._mint(mention), "no compatible candidate: a new entity" + note
         scores = {
             k.iri: candidate_score(k, mention, scene, self._ctx.uid, self._effective) for k in fits
         }
         front = [k for k in fits if not any(beats(scores[o.iri], scores[k.iri]) for o in fits)]
-        if len(front) == 1:
-            return front[0], verdict(scores[front[0].iri], len(fits)) + note
+        if len(front) == 1 or note == _TIED:  # tied: refused whichever it is, never a namesake
+            best = min(front, key=lambda k: str(k.iri))
+            return best, verdict(scores[best.iri], len(fits)) + note
         chosen, reason = self._tie_break(mention, front, scene)
         return (chosen or self._mint(mention)), reason + note
 
@@ -145,12 +169,23 @@ class _Run:
         self.entities[known.iri] = known
         return known
 
-    def _learn(self, known: Known, mention: Mention, scene: Scene) -> None:
-        """What the pass now knows of ``known``: the names, types and company it keeps here."""
+    def _kept(self, known: Known, mention: Mention) -> tuple[URIRef, ...]:
+        """The types the draft gives ``known``: every stated one (one disjoint with the
+        entity's is a clash reconcile refuses), and each inferred one that fits the entity
+        (an inferred type is dropped where it does not: validation judges the claim)."""
+        have = known.types | set(mention.types)
+        fitting = [t for t in mention.inferred if types_compatible(have, [t], self._effective)]
+        return tuple(dict.fromkeys([*mention.types, *fitting]))
+
+    def _learn(self, known: Known, mention: Mention, scene: Scene, kept: Sequence[URIRef]) -> None:
+        """What the pass now knows of ``known``: the names, types and company it keeps here
+        (never a type disjoint with one it has: that draft is refused)."""
         known.bound = True
         for name in mention.names:
             known.written.setdefault(name_key(name), name)
-        known.types |= set(mention.types)
+        for cls in kept:
+            if types_compatible(known.types, [cls], self._effective):
+                known.types.add(cls)
         known.links |= scene.keys - mention.keys
         if scene.user:
             known.linked.add(self_entity(self._ctx.uid))
@@ -193,10 +228,34 @@ class _Run:
         return self._lm
 
 
+_TIED = (
+    "; every candidate is of a disjoint type, but the draft ties the name to this one (a cited"
+    " message's speaker, or a fact it has): the clash is refused, no namesake is made"
+)
+
+
+class _Ties:
+    """Whether one draft ties a mention to a known entity; what the draft says (its cited
+    sources are read) is gathered only when a mention needs it."""
+
+    def __init__(
+        self, resolver: EntityResolver, uid: str, context: Callable[[], MentionContext]
+    ) -> None:
+        self._resolver, self._uid, self._read = resolver, uid, context
+        self._context: MentionContext | None = None
+
+    def bind(self, mention: Mention, entity: URIRef) -> bool:
+        if self._context is None:
+            self._context = self._read()
+        context = self._context
+        return any(self._resolver.ties(self._uid, n, entity, context) for n in mention.names)
+
+
 class PassResolver(EntityResolver):
     """The write gate's resolver with one draft's bindings: a bound name is the entity resolve
     chose (with the quads that add what the draft says of it, or that create it when it is
-    new); any other name resolves as in the foreground."""
+    new, and the clashes of the types it gives a known entity, which the gate refuses); any
+    other name resolves as in the foreground."""
 
     def __init__(
         self, store: TripleStore, queries: QueryRegistry, bindings: Mapping[str, EntityBinding]
@@ -218,29 +277,36 @@ class PassResolver(EntityResolver):
         if binding is None:
             return super().resolve(uid, name, types, effective, aliases, pending, context)
         iri, more = URIRef(binding.iri), [*binding.aliases, *aliases]
+        # resolve decided which of the draft's types the entity gets (an inferred one that
+        # does not fit it is dropped), so the binding's types stand for ``types``
+        given = (URIRef(t) for t in binding.types)
+        classes = [t for t in given if effective.info(t).kind is TermKind.CLASS]
         if binding.created:
-            given = (URIRef(t) for t in binding.types)
-            known = [t for t in given if effective.info(t).kind is TermKind.CLASS]
-            classes = list(dict.fromkeys([*types, *known]))
             quads = entity_quads(uid, iri, binding.name, classes, more, set())
             return EntityMatch(iri, binding.name, frozenset(classes), True, tuple(quads))
         rows = self._store.select(
             self._queries["pipeline/entity_context"], {"graph": UserGraphs(uid).kg, "entity": iri}
         )
         stored = read_known(iri, rows)
-        added = [t for t in types if t not in stored.types]
+        clashes = type_clashes(iri, stored.types, name, classes, effective)
+        refused = {v.value for v in clashes}
+        added = [t for t in classes if t not in stored.types and t not in refused]
         quads = entity_quads(uid, iri, None, added, more, set(stored.written.values()))
         label = stored.name if stored.names else name
-        return EntityMatch(iri, label, frozenset(stored.types | set(types)), False, tuple(quads))
+        held = frozenset(stored.types | set(added))
+        return EntityMatch(iri, label, held, False, tuple(quads), clashes)
 
 
 # -- new entities ------------------------------------------------------------------------
 
 
-def _binding(known: Known, mention: Mention, name: str, reason: str) -> EntityBinding:
+def _binding(
+    known: Known, mention: Mention, name: str, reason: str, kept: Sequence[URIRef]
+) -> EntityBinding:
     """A new entity's binding carries its name and the draft's other names for it as aliases
-    (so each draft's memory creates it alike); an existing one's, the names it lacks."""
-    types = tuple(str(t) for t in mention.types)
+    (so each draft's memory creates it alike); an existing one's, the names it lacks. Both
+    carry the types the draft gives the entity (``kept``)."""
+    types = tuple(str(t) for t in kept)
     if known.created:
         canonical = name_key(known.name)
         aliases = tuple(n for n in mention.names if name_key(n) != canonical)

@@ -128,6 +128,6 @@ def candidate_score(
     context += len(known.values & {v for k in mention.keys for v in scene.values.get(k, ())})
     agree = sum(
         any(effective.is_subclass(c, t) or effective.is_subclass(t, c) for c in known.types)
-        for t in mention.types
+        for t in mention.every_type  # an inferred type is evidence too, only never a veto
     )
     return exact, context, agree

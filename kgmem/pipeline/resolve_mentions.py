@@ -2,7 +2,10 @@
 
 :func:`draft_mentions` groups the names a draft uses (claim subjects and objects, its
 entities and their aliases; never the user) into one :class:`Mention` per thing: names a
-draft declares as aliases of each other, directly or through a third, are one thing.
+draft declares as aliases of each other, directly or through a third, are one thing. A
+mention keeps the types the draft states apart from those classify only inferred from a
+claim's predicate (the pass draft's ``inferred``): only a stated type is a reason to think
+the mention is not a known entity of that name.
 :func:`draft_scene` is the rest of what the draft says, the identity evidence for each
 mention: the other names it uses, whether it mentions the user, the attributes it gives,
 its claims as lines and the text a tie-break is shown.
@@ -11,7 +14,7 @@ its claims as lines and the text a tie-break is shown.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rdflib import URIRef
@@ -28,11 +31,17 @@ class Mention:
     """One thing a draft names, under every name the draft gives it (the first is its name)."""
 
     names: tuple[str, ...]
-    types: tuple[URIRef, ...]
+    types: tuple[URIRef, ...]  # stated by the draft
+    inferred: tuple[URIRef, ...] = ()  # from a claim's predicate alone: provisional
 
     @property
     def keys(self) -> frozenset[str]:
         return frozenset(name_key(n) for n in self.names)
+
+    @property
+    def every_type(self) -> tuple[URIRef, ...]:
+        """Stated and inferred: what the draft suggests the mention is."""
+        return (*self.types, *self.inferred)
 
 
 @dataclass(frozen=True)
@@ -51,26 +60,55 @@ def value_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def draft_mentions(draft: DraftMemory, uid: str) -> list[Mention]:
+def draft_mentions(
+    draft: DraftMemory, uid: str, inferred: Mapping[str, Sequence[str]] | None = None
+) -> list[Mention]:
     """The things ``draft`` names, declared entities first; names a draft declares as aliases
-    of each other (directly or through a third) are one thing."""
-    named = [([e.name, *e.aliases], [expand_term(t) for t in e.types]) for e in draft.entities]
+    of each other (directly or through a third) are one thing. ``inferred`` holds, by entity
+    name key, which of its types classify inferred (see the module docstring)."""
+    named = [_named(e.name, e.aliases, e.types, inferred or {}) for e in draft.entities]
     for claim in draft.claims:
-        named += [([n], []) for n in (claim.subject, claim.object) if n is not None]
+        named += [Mention((n,), ()) for n in (claim.subject, claim.object) if n is not None]
     groups: list[Mention] = []
-    for names, types in named:
-        mention = Mention(_unique(n for n in names if not is_self_mention(n, uid)), tuple(types))
+    for given in named:
+        mention = Mention(
+            _unique(n for n in given.names if not is_self_mention(n, uid)),
+            given.types,
+            given.inferred,
+        )
         if not mention.names:
             continue
         joined = [g for g in groups if g.keys & mention.keys]
         for group in reversed(joined):
             mention = Mention(
-                _unique([*group.names, *mention.names]), (*group.types, *mention.types)
+                _unique([*group.names, *mention.names]),
+                (*group.types, *mention.types),
+                (*group.inferred, *mention.inferred),
             )
         at = groups.index(joined[0]) if joined else len(groups)
         groups = [g for g in groups if g not in joined]
         groups.insert(at, mention)
-    return [Mention(m.names, tuple(dict.fromkeys(m.types))) for m in groups]
+    return [_settled(m) for m in groups]
+
+
+def _named(
+    name: str,
+    aliases: Sequence[str],
+    types: Sequence[str],
+    inferred: Mapping[str, Sequence[str]],
+) -> Mention:
+    """One declared entity as a mention, its inferred types set apart from its stated ones."""
+    guessed = {expand_term(t) for n in (name, *aliases) for t in inferred.get(name_key(n), ())}
+    iris = [expand_term(t) for t in types]
+    stated = tuple(t for t in iris if t not in guessed)
+    return Mention((name, *aliases), stated, tuple(t for t in iris if t in guessed))
+
+
+def _settled(mention: Mention) -> Mention:
+    """Each type once; a type one name states and another only infers is stated."""
+    stated = tuple(dict.fromkeys(mention.types))
+    inferred = tuple(t for t in dict.fromkeys(mention.inferred) if t not in stated)
+    return Mention(mention.names, stated, inferred)
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:

@@ -16,7 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from kgmem.memory.model import DraftMemory
+from kgmem.memory.entities import name_key
+from kgmem.memory.model import DraftMemory, EntityDraft
 from kgmem.pipeline.proposals import TermCandidate, TermDecision
 from kgmem.pipeline.stages import PassState, StageName
 
@@ -41,7 +42,9 @@ class EntityBinding(_Model):
     name: str  # the mention as the draft writes it
     iri: str
     created: bool = False
-    types: tuple[str, ...] = ()  # class IRIs
+    #: class IRIs the draft gives the entity: every stated one, and the inferred ones that
+    #: fit it (resolve drops an inferred type disjoint with the entity it binds)
+    types: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     reason: str = ""
 
@@ -52,10 +55,27 @@ class PassDraft(_Model):
     key: str
     draft: DraftMemory
     origin: tuple[str, ...] = ()  # contribution IRIs it came from
+    #: entity name key -> the classes classify gave it only from a claim predicate's domain
+    #: or range (also among the draft's entity types): provisional, they set no known
+    #: entity aside in resolve
+    inferred: dict[str, tuple[str, ...]] = {}
     #: mention name key -> what it denotes (filled by resolve)
     bindings: dict[str, EntityBinding] = {}
     #: terms assemble deferred: the memory waits for a vocabulary decision
     deferred_terms: tuple[str, ...] = ()
+
+    def stated(self) -> DraftMemory:
+        """The draft with only the entity types it states: what is queued again, since the
+        next pass infers the rest afresh (and must not take them for stated ones)."""
+        if not self.inferred:
+            return self.draft
+        entities = tuple(_stated(e, self.inferred) for e in self.draft.entities)
+        return self.draft.model_copy(update={"entities": entities})
+
+
+def _stated(entity: EntityDraft, inferred: Mapping[str, tuple[str, ...]]) -> EntityDraft:
+    guessed = set(inferred.get(name_key(entity.name), ()))
+    return entity.model_copy(update={"types": tuple(t for t in entity.types if t not in guessed)})
 
 
 class Dropped(_Model):

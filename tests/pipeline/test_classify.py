@@ -237,6 +237,27 @@ def test_classify_adds_provisional_types_from_domain_and_range(ports: PassPorts)
     assert types_of(draft) == {"Bob": (str(SDO.Person),), "Acme": (str(SDO.Organization),)}
 
 
+def test_classify_lists_the_types_it_only_inferred(ports: PassPorts) -> None:
+    given = (EntityDraft(name="Acme", types=("schema:Organization",), aliases=("Acme Inc",)),)
+    claims = (rel("Bob", "schema:worksFor", "Acme Inc"), val("Bob", "schema:jobTitle", "chef"))
+    result = classify(ports, item("d1", *claims, entities=given))
+    (classified,) = result.work.drafts
+    assert types_of(classified.draft)["Bob"] == (str(SDO.Person),)
+    # Bob's type comes only from schema:worksFor's domain; Acme's the draft gave
+    assert classified.inferred == {"bob": (str(SDO.Person),)}
+
+
+def test_classify_lets_a_later_typing_claim_decide_over_an_inferred_type(
+    ports: PassPorts,
+) -> None:
+    claims = (rel("Ada", "schema:worksFor", "Bea"), rel("Bea", "rdf:type", "schema:Person"))
+    result = classify(ports, item("d1", *claims))
+    (classified,) = result.work.drafts
+    # Bea's stated Person rules out the Organization schema:worksFor's range would infer
+    assert types_of(classified.draft) == {"Ada": (str(SDO.Person),), "Bea": (str(SDO.Person),)}
+    assert classified.inferred == {"ada": (str(SDO.Person),)}
+
+
 def test_classify_leaves_the_user_untyped(ports: PassPorts) -> None:
     draft = only(
         classify(ports, item("d1", rel("I", "works for", "Acme"), rel("alice", "knows", "Bob")))

@@ -21,6 +21,7 @@ from kgmem.memory.source_inputs import MessageIn
 from kgmem.ontology import delta_term
 from kgmem.pipeline import (
     AssembleTerms,
+    ClassifyTerm,
     Consolidation,
     ExtractClaims,
     PassRecord,
@@ -28,8 +29,10 @@ from kgmem.pipeline import (
     StageName,
     Worklist,
 )
+from kgmem.pipeline.reconcile import Reconciled
+from kgmem.pipeline.validate import Validated
 from kgmem.pipeline.worklist import Dropped, worklist
-from kgmem.vocab import KGM, SDO
+from kgmem.vocab import KGM, RDF, SDO
 from tests.pipeline.passes import (
     UID,
     G,
@@ -250,3 +253,110 @@ def test_an_alias_counts_only_when_a_quote_gives_it_with_the_name(
     employers = {q.object for q in services.store.quads(G.kg, robert, SDO.worksFor)}
     assert employers == {entity_named(services, "Globex")}
     assert list(services.store.quads(G.kg, None, KGM.name, Literal("Bob"))) == []
+
+
+def _speaker_says(services: Services, chat: str, speaker: str, text: str) -> str:
+    msg = MessageIn(chat=chat, turn=0, role="user", text=text, speaker=speaker)
+    return str(services.sources.ingest_message(UID, msg).iri)
+
+
+def test_a_relation_to_a_known_person_against_its_range_is_rejected_at_validate(
+    services: Services, clock: FixedClock
+) -> None:
+    _foreground(
+        services,
+        "Bea Hart is my neighbour.",
+        title="Alice knows Bea Hart",
+        claims=[{"subject": "I", "predicate": "schema:knows", "object": "Bea Hart"}],
+        entities=[{"name": "Bea Hart", "types": ["schema:Person"]}],
+        evidence=["Bea Hart is my neighbour"],
+    )
+    text = "I work for Bea Hart."
+    said = claims_reply(
+        claim("user", "schema:worksFor", quote("S1", "I work for Bea Hart"), object="Bea Hart")
+    )
+    engine = ScriptedEngine({ExtractClaims: [_for(text, said)] * 2})
+    pipeline, record = _pass(services, clock, engine, ("user", text))
+    assert record.status is PassStatus.COMMITTED, record.error
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    [rejected] = Validated.model_validate(state.output(StageName.VALIDATE)).rejected
+    assert "cannot be a https://schema.org/Organization" in rejected.message
+    bea = entity_named(services, "Bea Hart")  # one Bea Hart: no organization of her name
+    assert {q.object for q in services.store.quads(G.kg, bea, RDF.type)} == {
+        KGM.Entity,
+        SDO.Person,
+    }
+    assert list(memories(services)) == ["Alice knows Bea Hart"]
+
+
+def test_a_known_person_typed_an_organization_in_her_own_words_is_refused_at_reconcile(
+    services: Services, clock: FixedClock
+) -> None:
+    setup = _speaker_says(services, "setup", "Ada Moss", "I work at Lumen Labs.")
+    payload = {
+        "kind": "semantic",
+        "title": "Ada Moss works at Lumen Labs",
+        "confidence": 0.9,
+        "claims": [{"subject": "Ada Moss", "predicate": "schema:worksFor", "object": "Lumen Labs"}],
+        "entities": [
+            {"name": "Ada Moss", "types": ["schema:Person"]},
+            {"name": "Lumen Labs", "types": ["schema:Organization"]},
+        ],
+        "evidence": [{"source": setup, "quote": "I work at Lumen Labs"}],
+    }
+    [item] = services.gate.draft(UID, [payload], actor=Actor.PERSON).items
+    assert item.outcome is Outcome.ACTIVE, item.reasons
+    text = "Ada Moss is an organization, on paper."
+    said = claims_reply(
+        claim(
+            "Ada Moss",
+            "rdf:type",
+            quote("S1", "Ada Moss is an organization"),
+            object="organization",
+        )
+    )
+    organization = reply(choice={"term": "schema:Organization", "reason": "the label"})
+    engine = ScriptedEngine({ExtractClaims: [_for(text, said)] * 2, ClassifyTerm: [organization]})
+    _speaker_says(services, "typed", "Ada Moss", text)
+    clock.advance(timedelta(minutes=10))
+    pipeline = consolidation(services, engine)
+    [record] = pipeline.consolidate(UID)
+    assert record.status is PassStatus.COMMITTED, record.error
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    [dropped] = Reconciled.model_validate(state.output(StageName.RECONCILE)).dropped
+    assert dropped.code == "disjoint" and "disjoint" in dropped.message
+    ada = entity_named(services, "Ada Moss")  # never a second Ada Moss, never a retype
+    assert {q.object for q in services.store.quads(G.kg, ada, RDF.type)} == {
+        KGM.Entity,
+        SDO.Person,
+    }
+    assert list(memories(services)) == ["Ada Moss works at Lumen Labs"]
+
+
+def test_a_deferred_draft_is_queued_with_the_types_it_states_only(
+    services: Services, clock: FixedClock
+) -> None:
+    _foreground(
+        services,
+        "Bea Hart is my neighbour.",
+        title="Alice knows Bea Hart",
+        claims=[{"subject": "I", "predicate": "schema:knows", "object": "Bea Hart"}],
+        entities=[{"name": "Bea Hart", "types": ["schema:Person"]}],
+        evidence=["Bea Hart is my neighbour"],
+    )
+    text = "I work for Bea Hart."
+    twice = claim("user", "schema:worksFor", quote("S1", "I work for Bea Hart"), object="Bea Hart")
+    engine = ScriptedEngine({ExtractClaims: [_for(text, claims_reply(twice, twice))] * 2})
+    pipeline, first = _pass(services, clock, engine, ("user", text))
+    state = pipeline.checkpoints.state(UID, first.pass_id)
+    [waiting] = Reconciled.model_validate(state.output(StageName.RECONCILE)).deferred
+    assert waiting.inferred == {"bea hart": (str(SDO.Organization),)}
+    # the next pass classifies the queued draft afresh: the Organization is inferred again,
+    # never taken for a type the draft states (which would make a namesake organization)
+    [second] = pipeline.consolidate(UID, now=True)
+    assert second.status is PassStatus.COMMITTED, second.error
+    state = pipeline.checkpoints.state(UID, second.pass_id)
+    [rejected] = Validated.model_validate(state.output(StageName.VALIDATE)).rejected
+    assert "cannot be a https://schema.org/Organization" in rejected.message
+    entity_named(services, "Bea Hart")  # still one Bea Hart
+    assert list(memories(services)) == ["Alice knows Bea Hart"]

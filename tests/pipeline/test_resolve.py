@@ -19,8 +19,9 @@ from kgmem.memory.entities import entity_quads, self_entity
 from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import DraftMemory
 from kgmem.memory.planning import PlanContext, plan_draft
-from kgmem.ontology import OntologyService, ValidationService
+from kgmem.ontology import OntologyService, ValidationService, ViolationKind
 from kgmem.pipeline import ModelSet, ModelSpec, PassContext, PassState, StageName, pass_iri
+from kgmem.pipeline.classify import ClassifyStage
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.signatures import ResolveTieBreak
@@ -272,6 +273,102 @@ def test_mercury_binds_by_type_and_a_disjoint_mention_is_new(rig: Rig) -> None:
     assert "no compatible candidate" in singer["mercury"].reason
 
 
+# -- inferred types: provisional, never a veto -------------------------------------------------
+
+
+def classified(rig: Rig, *drafts: DraftMemory) -> PassState:
+    """The drafts as the classify stage leaves them (with the types it inferred)."""
+    stage = ClassifyStage(rig.ports())
+    parts = [
+        stage.classify(UID, PassDraft(key=f"d{i}", draft=d)).work for i, d in enumerate(drafts)
+    ]
+    return PassState.initial([]).with_output(StageName.CLASSIFY, Worklist.merge(parts).to_json())
+
+
+def test_an_inferred_type_sets_no_known_entity_aside(rig: Rig) -> None:
+    bea = rig.entity("Bea Hart", SDO.Person)
+    after = ResolveStage(rig.ports()).run(
+        rig.ctx, classified(rig, draft(("Ada Moss", "schema:worksFor", "Bea Hart")))
+    )
+    [found] = bindings(after)
+    # schema:worksFor's range made Bea Hart an Organization only provisionally
+    assert found["bea hart"].iri == str(bea) and not found["bea hart"].created
+    assert found["bea hart"].types == ()  # the inferred type does not fit her: dropped
+    assert found["ada moss"].created and found["ada moss"].types == (str(SDO.Person),)
+    assert rig.shells() == {URIRef(found["ada moss"].iri)}  # no namesake organization
+
+
+def test_an_inferred_type_still_prefers_the_candidate_it_fits(rig: Rig) -> None:
+    rig.entity("Acme", SDO.Person)
+    company = rig.entity("Acme", SDO.Organization)
+    after = ResolveStage(rig.ports()).run(
+        rig.ctx, classified(rig, draft(("Dana", "schema:worksFor", "Acme")))
+    )
+    [found] = bindings(after)
+    assert found["acme"].iri == str(company)
+    assert "1 agreeing type(s): best of 2" in found["acme"].reason
+
+
+def test_a_stated_type_still_sets_a_disjoint_candidate_aside(rig: Rig) -> None:
+    bea = rig.entity("Bea Hart", SDO.Person)
+    typed = draft(
+        ("Ada Moss", "schema:worksFor", "Bea Hart"),
+        entities=[{"name": "Bea Hart", "types": ["schema:Organization"]}],
+    )
+    [found] = bindings(ResolveStage(rig.ports()).run(rig.ctx, classified(rig, typed)))
+    assert found["bea hart"].created and found["bea hart"].iri != str(bea)
+    assert "1 candidate(s) of disjoint types set aside" in found["bea hart"].reason
+
+
+# -- the gate's tie rule: a known entity typed disjointly ----------------------------------------
+
+
+def as_organization(source: str, *values: tuple[str, str, str]) -> DraftMemory:
+    """Ada Moss's job, the draft typing her an organization."""
+    return draft(
+        ("Ada Moss", "schema:worksFor", "Lumen Labs"),
+        entities=[{"name": "Ada Moss", "types": ["schema:Organization"]}],
+        values=values,
+        quote="I work at Lumen Labs",
+        source=source,
+    )
+
+
+def test_the_speaker_of_a_cited_message_typed_disjointly_is_the_known_entity(rig: Rig) -> None:
+    ada = rig.entity("Ada Moss", SDO.Person)
+    said = rig.world.say("user", "I work at Lumen Labs.", speaker="Ada Moss")
+    [found] = bindings(rig.run(as_organization(said)))
+    assert found["ada moss"].iri == str(ada) and not found["ada moss"].created
+    assert "ties the name to this one" in found["ada moss"].reason
+    assert found["ada moss"].types == (str(SDO.Organization),)  # the clash reconcile refuses
+    assert rig.shells() == {URIRef(found["lumen labs"].iri)}  # no namesake organization
+
+
+def test_a_name_tied_to_two_namesakes_binds_one_never_a_third(rig: Rig) -> None:
+    namesakes = {rig.entity("Ada Moss", SDO.Person), rig.entity("Ada Moss", SDO.Person)}
+    said = rig.world.say("user", "I work at Lumen Labs.", speaker="Ada Moss")
+    engine = ScriptedEngine()  # no tie-break is asked: the draft is refused either way
+    [found] = bindings(rig.run(as_organization(said), engine=engine))
+    assert URIRef(found["ada moss"].iri) in namesakes and not found["ada moss"].created
+    assert engine.requests == []
+
+
+def test_a_fact_the_known_entity_has_ties_a_disjointly_typed_name_to_it(rig: Rig) -> None:
+    ada = rig.entity("Ada Moss", SDO.Person)
+    rig.relate(ada, SDO.jobTitle, Literal("chemist"))
+    said = rig.world.say("user", "Ada Moss works at Lumen Labs as a chemist.", speaker="Reader")
+    [found] = bindings(rig.run(as_organization(said, ("Ada Moss", "schema:jobTitle", "chemist"))))
+    assert found["ada moss"].iri == str(ada) and not found["ada moss"].created
+
+
+def test_a_disjointly_typed_name_the_draft_does_not_tie_is_a_new_entity(rig: Rig) -> None:
+    ada = rig.entity("Ada Moss", SDO.Person)
+    said = rig.world.say("user", "I work at Lumen Labs.", speaker="Reader")
+    [found] = bindings(rig.run(as_organization(said)))
+    assert found["ada moss"].created and found["ada moss"].iri != str(ada)
+    assert "no compatible candidate" in found["ada moss"].reason
+
+
 # -- ties ----------------------------------------------------------------------------------
 
 
@@ -402,6 +499,25 @@ def test_pass_resolver_adds_only_what_an_existing_entity_lacks(rig: Rig) -> None
         Quad(robert, KGM.alias, Literal("Rob"), ALICE.kg),
         Quad(robert, KGM.nameKey, Literal("rob"), ALICE.kg),
     }
+
+
+def test_pass_resolver_reports_a_stated_type_disjoint_with_the_bound_entity(rig: Rig) -> None:
+    ada = rig.entity("Ada Moss", SDO.Person)
+    binding = EntityBinding(name="Ada Moss", iri=str(ada), types=(str(SDO.Organization),))
+    resolver = PassResolver(rig.store, rig.queries, {"ada moss": binding})
+    match = resolver.resolve(UID, "Ada Moss", [SDO.Organization], rig.ontology.effective(UID))
+    assert match.iri == ada and match.quads == ()  # never a silent retype
+    [clash] = match.clashes
+    assert (clash.focus, clash.kind, clash.value) == (ada, ViolationKind.DISJOINT, SDO.Organization)
+
+
+def test_pass_resolver_writes_only_the_types_resolve_kept(rig: Rig) -> None:
+    bea = rig.entity("Bea Hart", SDO.Person)
+    binding = EntityBinding(name="Bea Hart", iri=str(bea))  # an inferred type was dropped
+    resolver = PassResolver(rig.store, rig.queries, {"bea hart": binding})
+    match = resolver.resolve(UID, "Bea Hart", [SDO.Organization], rig.ontology.effective(UID))
+    assert match.iri == bea and match.quads == () and match.clashes == ()
+    assert match.types == frozenset({SDO.Person})
 
 
 def test_stage_output_round_trips_as_json(rig: Rig) -> None:
