@@ -26,12 +26,17 @@ ones in it, ``--cases`` runs a file of them instead):
 - LoCoMo (``observation`` facts with their gold ``dia_id``): *true* - the fact as a claim
   about its speaker (``schema:description``; the value is the longest phrase the fact shares
   with its gold turn, the quote the turn's sentence holding it, which must speak in the first
-  person); *invention* - a quote from another conversation, a quote altered to state another
-  fact's value, a verbatim quote with another fact's value, a verbatim quote with a changed
-  number, the turn as a recall-tool (memory_search) result, the observation itself as agent
-  prose; *mislabel* - an improvised predicate, the speaker typed as an organization after
-  being established as a person; *restatement* - the claim reworded, repeated in a later turn,
-  and sent again unchanged.
+  person; a fact is skipped, with every case built from it, when the turn negates its phrase -
+  a negation cue of kgmem's right before the phrase or one word before it, in its clause: "I
+  don't have pets", "I'm not gonna let" (a cue further off is left to kgmem: "can't wait
+  to") - or the quote is a question (opens with an auxiliary or a wh-word and ends with
+  "?"), since neither states the fact; the counts are printed);
+  *invention* - a quote from another conversation, a quote altered to state another fact's
+  value, a verbatim quote with another fact's value, a verbatim quote with a changed number,
+  the turn as a recall-tool (memory_search) result, the observation itself as agent prose;
+  *mislabel* - an improvised predicate, the speaker typed as an organization after being
+  established as a person; *restatement* - the claim reworded, repeated in a later turn, and
+  sent again unchanged.
 - DialogRE (``per:alternate_names`` between two real names): *restatement* - a claim about a
   person under a gold alias the person was recorded with.
 - A synthetic world (people, employers): every mode, including domain/range violations,
@@ -59,6 +64,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -83,6 +89,8 @@ from correctness_pass import CaseModel, consolidation, run_pass_case
 from correctness_world import synthetic_cases
 from recall_support import open_services
 
+from kgmem.memory.surface import analyse
+
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CONSOLIDATION_LIMIT = 100  # cases per sub-case on the consolidation path, by default
 _STOP = frozenset(
@@ -96,6 +104,12 @@ _STOP = frozenset(
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|my|me)\b")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_ASKING = frozenset(
+    {"can", "could", "did", "do", "does", "have", "has", "is", "are", "was", "were", "will",
+     "would", "should", "shall", "may", "might", "must", "mind", "what", "how", "why", "where",
+     "when", "who", "which"}
+)  # fmt: skip
+_NEGATION_REACH = 2  # a cue right before a phrase, or one word before it, negates it
 _PREDICATES = ("kgm:attended", "kgm:feelsAbout", "kgm:plansTo", "kgm:enjoys", "kgm:sharedPhotoOf")
 
 
@@ -116,10 +130,32 @@ def _draft(
     }
 
 
-def _value_in(turn: str, fact: str) -> tuple[str, str] | None:
+def _negated(turn: str, start: int) -> bool:
+    """Whether the turn negates the phrase at ``turn[start:]``: one of kgmem's negation cues,
+    in the phrase's clause, right before it or one word before it ("I don't have pets").
+    Further off, a cue is often no negation of the phrase ("I can't wait to surprise them",
+    "long time no chat - I adopted"), and after it, it negates something else ("I got a no
+    for the job, which wasn't great"): the case stays, and kgmem's reading is tested."""
+    tokens = analyse(turn).tokens
+    first = next(i for i, t in enumerate(tokens) if t.start >= start)
+    before = tokens[max(0, first - _NEGATION_REACH) : first]
+    return any(t.negates and t.clause == tokens[first].clause for t in before)
+
+
+def _asks(sentence: str) -> bool:
+    """Whether ``sentence`` is a question, which states nothing: "Can you tell me more about
+    the values they gave you?" (it opens with an auxiliary or a wh-word and ends with "?").
+    A statement a question is tacked onto is not one: "I started eating healthier - what's
+    new with you?" states the first part, and how kgmem reads it is tested."""
+    words = _WORD.findall(sentence)
+    return sentence.rstrip().endswith("?") and bool(words) and words[0].lower() in _ASKING
+
+
+def _value_in(turn: str, fact: str) -> tuple[str, str, str] | None:
     """The longest run of the turn's words that the fact also uses (at least one of them not
-    a stop word, stop words trimmed from both ends), and the turn's sentence holding it, if
-    that sentence speaks in the first person."""
+    a stop word, stop words trimmed from both ends), the turn's sentence holding it, if that
+    sentence speaks in the first person, and why no true case can be built on it: the turn
+    negates the run there (``negated``), the sentence is a question (``asked``), or ""."""
     fact_words = {w.lower() for w in _WORD.findall(fact)}
     best: tuple[int, int, int] | None = None  # (length, start, end) in characters
     for sent in _SENTENCE.finditer(turn):
@@ -146,10 +182,15 @@ def _value_in(turn: str, fact: str) -> tuple[str, str] | None:
         return None
     _, start, end = best
     sent = next(s for s in _SENTENCE.finditer(turn) if s.start() <= start < s.end())
-    return turn[start:end], sent.group().strip()
+    quote = sent.group().strip()
+    why = "negated" if _negated(turn, start) else "asked" if _asks(quote) else ""
+    return turn[start:end], quote, why
 
 
-def _locomo_facts(path: Path, limit: int | None) -> list[dict[str, Any]]:
+def _locomo_facts(path: Path, limit: int | None) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """The facts a true case can be built from (at most ``limit``), and how many were found
+    (``found``) and skipped, by why (``negated``, ``asked``: see :func:`_value_in`). They are
+    skipped after the shuffle, so the others keep their places in it."""
     facts = []
     for sample in json.loads(path.read_text()):
         conv = sample["conversation"]
@@ -168,7 +209,7 @@ def _locomo_facts(path: Path, limit: int | None) -> list[dict[str, Any]]:
                             continue
                         found = _value_in(turn["text"], text)
                         if found is not None:
-                            value, quote = found
+                            value, quote, why = found
                             facts.append(
                                 {
                                     "conv": sample["sample_id"],
@@ -178,11 +219,14 @@ def _locomo_facts(path: Path, limit: int | None) -> list[dict[str, Any]]:
                                     "turn": turn["text"],
                                     "value": value,
                                     "quote": quote,
+                                    "skip": why,
                                 }
                             )
                         break
     random.Random(8).shuffle(facts)
-    return facts[:limit] if limit else facts
+    counts = Counter(f["skip"] for f in facts if f["skip"]) + Counter(found=len(facts))
+    kept = [f for f in facts if not f.pop("skip")]
+    return (kept[:limit] if limit else kept), counts
 
 
 def _stems(text: str) -> set[str]:
@@ -200,7 +244,12 @@ def _change_number(quote: str) -> str | None:
 
 
 def locomo_cases(path: Path, limit: int | None) -> list[dict[str, Any]]:
-    facts = _locomo_facts(path, limit)
+    facts, counts = _locomo_facts(path, limit)
+    print(
+        f"locomo: of {counts['found']} facts found, skipped {counts['negated']} whose turn"
+        f" negates the phrase they share with it and {counts['asked']} whose quote is a"
+        f" question; {len(facts)} used"
+    )
     out: list[dict[str, Any]] = []
     for n, f in enumerate(facts):
         sp, gold = f["speaker"], {"key": "gold", "role": "user", "text": f["turn"]}

@@ -369,7 +369,11 @@ PASS_OUTCOMES = {
     "mis-coined": ("pending", ""),  # a placeholder term, deferred by assemble
     # Bea Hart is the known person; an Organization inferred from the range sets none aside
     "mis-range": ("refused", "validate: "),
-    "mis-disjoint": ("discarded", ""),  # its typing refused at ground; the claim is known
+    # the answer types Ada Moss an Organization (refused at ground: no quote says so) and
+    # makes her the subject of schema:worksFor (domain Person): it contradicts itself
+    "mis-disjoint": ("refused", "classify: self_contradictory_type"),
+    # the same with Lumen Labs, known nowhere: no Person is guessed from birthDate's domain
+    "mis-domain": ("refused", "classify: self_contradictory_type"),
     "re-evidence": ("discarded", ""),
     "re-alias": ("discarded", ""),
     "re-twins": ("active", ""),
@@ -378,12 +382,8 @@ PASS_OUTCOMES = {
     "con-newer": ("active", ""),
     "con-negation": ("active", ""),  # said later, the negation supersedes the claim
 }
-#: known gaps of the consolidation path (the draft path handles these cases)
-PASS_GAPS = {
-    "mis-domain": "Lumen Labs is known nowhere (no setup) and its typing is refused at ground "
-    "(no quote states it), so nothing the pass may use says it is an Organization: it becomes "
-    "a new entity typed a Person from schema:birthDate's domain",
-}
+#: known gaps of the consolidation path (the draft path handles these cases), as strict xfails
+PASS_GAPS: dict[str, str] = {}
 PASS_CASES = [
     pytest.param(c, *PASS_OUTCOMES.get(c["id"], ("", "")), id=c["id"])
     if c["id"] not in PASS_GAPS

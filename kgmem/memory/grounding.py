@@ -278,14 +278,16 @@ def _as_confirmation(v: _Verdict, agents: Sequence[_Verdict], ctx: GroundingCont
         if a.record is not None and _precedes(a.record, v.record, ctx) and _asked(a)
     ]
     said = affirmation_span(v.record.text)
-    if before and said and v.span[0] <= said[0] and said[1] <= v.span[1]:
+    quoted = said is not None and v.span[0] <= said[0] and said[1] <= v.span[1]
+    if before and quoted:
         agent = before[0]
         assert agent.record is not None
         return replace(v, support=agent.support, problems=(), confirms=agent.record.iri)
     if before and is_denial(v.record.text):
         why = "the user's reply rejects or qualifies the agent message it answers"
         return replace(v, problems=((RefusalCode.CONFIRMATION_NEGATED, "quote", why),))
-    if said and not before:
+    # a quote that leaves the opening "yes" out offers no confirmation: its own problems stand
+    if quoted and not before:
         why = "an affirmation, but of no cited agent claim right before it (or not what it asked)"
         return replace(v, problems=((RefusalCode.CONFIRMATION_UNLINKED, "source", why),))
     return v

@@ -25,7 +25,9 @@ Sentences end at ``. ! ? ;`` or a line break; a clause also ends before ``howeve
 ``although``, ``though``, ``whereas``, and before a ``but`` that follows punctuation. A ``but``
 *without* punctuation before it ("everything but jazz") is an exclusion, a negation cue. A
 negation cue on a verb of forgetting or ceasing ("never forget", "can't stop") is a double
-negative and negates nothing.
+negative and negates nothing. A negated *be* ends its clause at an ``and`` or ``but`` that
+goes on with a finite verb ("I'm not alone and have friends"): no form of *be* takes that
+verb, so the negation cannot reach it ("I don't eat meat and drink milk" stays one clause).
 """
 
 from __future__ import annotations
@@ -98,6 +100,22 @@ _SUBJECTS = FIRST_PERSON | SECOND_PERSON | {
     "she's", "we're", "they're", "we've", "they've", "there", "there's", "that's",
 }  # fmt: skip
 _ARTICLES = frozenset({"the", "a", "an"})
+# "I'm not alone and have friends": a finite verb after "and"/"but" that no form of "be"
+# takes starts a predicate of its own, out of reach of a negated "be" before it. Only verbs
+# that are seldom nouns ("love songs" would be one) and never participles ("and welcomed")
+_BE = frozenset(
+    {"am", "is", "are", "was", "were", "be", "been", "being", "i'm", "im", "you're", "he's",
+     "she's", "it's", "we're", "they're", "that's", "there's"}
+)  # fmt: skip
+_BE_NEGATED = frozenset(
+    {"isn't", "aren't", "wasn't", "weren't", "ain't", "isnt", "arent", "wasnt", "werent", "aint"}
+)
+_FINITE = frozenset(
+    {"have", "has", "had", "am", "is", "are", "was", "were", "can", "could", "will", "would",
+     "should", "must", "got", "get", "gets", "feel", "feels", "think", "thinks", "know",
+     "knows", "enjoy", "enjoys", "want", "wants"}
+)  # fmt: skip
+_BEFORE_VERB = frozenset({"also", "still", "really", "just", "now", "even", "always"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +188,26 @@ _WHOLES = frozenset(
 )  # fmt: skip
 
 
+def _negated_be(tokens: Sequence[Token], clause: int) -> bool:
+    """Whether ``clause`` so far negates a form of *be* ("I'm not", "wasn't", "is never")."""
+    mine = [t for t in tokens if t.clause == clause]
+    return any(
+        t.negates and (t.norm in _BE_NEGATED or (i > 0 and mine[i - 1].norm in _BE))
+        for i, t in enumerate(mine)
+    )
+
+
+def _new_predicate(norms: Sequence[str], k: int, tokens: Sequence[Token], clause: int) -> bool:
+    """Whether word ``k``, an "and" or "but", goes on past a negated *be* with a finite verb
+    of its own (see the module docstring)."""
+    if norms[k] not in {"and", "but"}:
+        return False
+    verb = k + 1
+    while verb < len(norms) and norms[verb] in _BEFORE_VERB:
+        verb += 1
+    return verb < len(norms) and norms[verb] in _FINITE and _negated_be(tokens, clause)
+
+
 def _after_whole(tokens: list[Token], clause: int, reach: int = 4) -> bool:
     """Whether one of the last ``reach`` words of ``clause`` names a whole to except from."""
     recent = [t.norm for t in tokens[-reach:] if t.clause == clause]
@@ -201,7 +239,9 @@ def analyse(text: str) -> Analysis:
             questions.add(sentence)
         if tokens and _SENTENCE_END.search(gap) and not _abbreviation(tokens[-1].norm, gap):
             sentence, clause = sentence + 1, clause + 1
-        elif tokens and _starts_clause(norms[k], gap, norms[k + 1]):
+        elif tokens and (
+            _starts_clause(norms[k], gap, norms[k + 1]) or _new_predicate(norms, k, tokens, clause)
+        ):
             clause += 1
         opens = not tokens or clause != tokens[-1].clause or norms[k + 1] in _SUBJECTS
         negates = _negation_cue(norms, k)

@@ -26,17 +26,24 @@ entity aside for it (otherwise every domain or range violation would validate, o
 namesake typed to fit). The user ("I", "me", "user", the user id) is left to the write
 gate, which maps it to the user's own entity.
 
+A provisional type is also checked against what the same model answer says the mention is
+(:mod:`~kgmem.pipeline.answer_types`: its typing claims in any of its drafts, those ground
+refused included, which are never facts): disjoint with it, the answer contradicts itself
+and the draft is dropped with ``self_contradictory_type`` instead of typed by a guess.
+
 Typing claims (predicate ``rdf:type``, "a", "type", "is a") are not relations: their object
 is classified as a class and becomes a type of the subject's entity, and the claim leaves
 ``claims`` (the memory keeps its quotes, title and other claims; a draft whose only claim
 was a typing is a memory of its quotes about the typed entity). A *negated* typing cannot be
 written as a type, so its draft is dropped with ``negated_type``; a term with no letters to
-name it is dropped with ``unnameable_term``. Nothing is dropped without a code and a reason.
+name it is dropped with ``unnameable_term``; a self-contradictory answer as above with
+``self_contradictory_type``. Nothing is dropped without a code and a reason.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -48,6 +55,7 @@ from kgmem.memory.entities import SELF_MENTIONS as USER_MENTIONS
 from kgmem.memory.entities import is_self_mention, name_key
 from kgmem.memory.model import ClaimDraft, DraftMemory, EntityDraft
 from kgmem.ontology import EffectiveOntology, TermKind, delta_term
+from kgmem.pipeline.answer_types import is_typing, said_types, self_contradiction
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import NO_TERM, TermCandidate, TermChoice
@@ -63,7 +71,6 @@ from kgmem.pipeline.terms_match import (
     term_words,
 )
 from kgmem.pipeline.worklist import Dropped, PassDraft, Undeclared, Worklist, worklist
-from kgmem.vocab import RDF
 
 if TYPE_CHECKING:
     import dspy
@@ -82,12 +89,13 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 8  # terms offered to the model, and kept as an undeclared term's candidates
-_TYPING = frozenset({"a", "type", "is a", "is an", "rdf:type", "instance of"})
 
 
 class ClassifyDrop(StrEnum):
     NEGATED_TYPE = "negated_type"  # "X is not a Y" cannot be written as a type
     UNNAMEABLE_TERM = "unnameable_term"  # no letters to name a placeholder term with
+    #: a type inferred from a domain or range is disjoint with one the same answer gave
+    SELF_CONTRADICTORY_TYPE = "self_contradictory_type"
 
 
 @dataclass(frozen=True)
@@ -118,11 +126,6 @@ def _claim_line(claim: ClaimDraft) -> str:
     return f"{claim.subject} | {'NOT ' if claim.negated else ''}{claim.predicate} | {target}"
 
 
-def _is_typing(claim: ClaimDraft) -> bool:
-    text = " ".join(claim.predicate.lower().split())
-    return text in _TYPING or as_iri(claim.predicate) == RDF.type
-
-
 @dataclass
 class _Session:
     """The classification of one draft: its terms, undeclared placeholders and notes."""
@@ -133,6 +136,8 @@ class _Session:
     draft: DraftMemory
     effective: EffectiveOntology
     matchers: dict[TermKind, TermMatcher]
+    #: mention name key -> the classes the same model answer names for it (never facts)
+    said: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     undeclared: dict[str, Undeclared] = field(default_factory=dict)
     notes: list[ClassifyNote] = field(default_factory=list)
     _terms: dict[tuple[str, Role], URIRef] = field(default_factory=dict)
@@ -275,13 +280,18 @@ def _provisional(effective: EffectiveOntology, prop: URIRef, subject: bool) -> U
     return _one_class(effective, loose)
 
 
-def _add_type(effective: EffectiveOntology, entity: _Entity, cls: URIRef) -> None:
-    """Add a provisional type unless a held type already implies or contradicts it."""
-    types = entity.types
+def _add_type(session: _Session, entity: _Entity, cls: URIRef, end: tuple[URIRef, bool]) -> None:
+    """Add a provisional type (from the property and side ``end``) unless a held type
+    already implies or contradicts it; drop the draft when the same answer says the entity
+    is of a disjoint class (see the module docstring)."""
+    effective, types = session.effective, entity.types
     if any(effective.is_subclass(t, cls) for t in types):
         return
     if any(effective.disjointness(t, cls) is not None for t in types):
-        return
+        return  # a stated type's clash is validation's to refuse
+    matcher, names = session.matchers[TermKind.CLASS], (entity.name, *entity.aliases)
+    if (why := self_contradiction(effective, matcher, session.said, names, cls, end)) is not None:
+        raise _Drop(ClassifyDrop.SELF_CONTRADICTORY_TYPE, why)
     types.append(cls)
     entity.inferred.append(cls)
 
@@ -308,7 +318,7 @@ def _rewrite(session: _Session) -> tuple[DraftMemory, dict[str, tuple[str, ...]]
     claims: list[ClaimDraft] = []
     ends: list[tuple[_Entity, URIRef, bool]] = []  # (entity, property, as its subject)
     for claim in draft.claims:
-        if _is_typing(claim):
+        if is_typing(claim):
             cls = _typing(session, claim)
             types = entity(claim.subject).types
             types += [] if cls in types else [cls]
@@ -320,7 +330,7 @@ def _rewrite(session: _Session) -> tuple[DraftMemory, dict[str, tuple[str, ...]]
                 ends.append((entity(mention), prop, subject))
     for record, prop, subject in ends:
         if (provisional := _provisional(effective, prop, subject)) is not None:
-            _add_type(effective, record, provisional)
+            _add_type(session, record, provisional, (prop, subject))
     entities = tuple(
         EntityDraft(name=e.name, types=tuple(dict.fromkeys(map(str, e.types))), aliases=e.aliases)
         for e in order
@@ -353,16 +363,21 @@ class ClassifyStage:
 
     def run_item(self, ctx: PassContext, state: PassState, item: ItemKey) -> ItemResult:
         current = worklist(state, before=StageName.CLASSIFY).draft(item)
-        result = self.classify(ctx.uid, current)
+        said = said_types(worklist(state, before=StageName.GROUND), item)
+        result = self.classify(ctx.uid, current, said)
         for note in result.notes:
             _log.info("classify %s: %s %r: %s", item, note.role, note.surface, note.reason)
         return ItemResult(value=result.work.to_json())
 
-    def classify(self, uid: str, item: PassDraft) -> ClassifiedDraft:
-        """One draft rewritten onto ontology terms (or dropped), with its undeclared terms."""
+    def classify(
+        self, uid: str, item: PassDraft, said: Mapping[str, tuple[str, ...]] | None = None
+    ) -> ClassifiedDraft:
+        """One draft rewritten onto ontology terms (or dropped), with its undeclared terms;
+        ``said``: mention name key -> the class surfaces the same model answer gives it."""
         effective = self._ports.ontology.effective(uid)
+        matchers = self._matchers_for(uid, effective)
         session = _Session(
-            self._ports, uid, item.key, item.draft, effective, self._matchers_for(uid, effective)
+            self._ports, uid, item.key, item.draft, effective, matchers, dict(said or {})
         )
         try:
             draft, inferred = _rewrite(session)

@@ -384,6 +384,12 @@ def test_the_confirmation_quote_must_be_the_affirmation() -> None:
     assert not result.grounded
 
 
+def test_a_refused_quote_that_leaves_the_opening_yes_out_keeps_its_own_reason() -> None:
+    said = user("Yeah, pets bring joy. It's a pity that I don't have pets.", turn=2)
+    result = ground(claim("I", "ex:has", "pets"), (said, "I don't have pets"))
+    assert codes(result) == [R.NEGATION_MISMATCH]  # not an unlinked confirmation
+
+
 def test_an_unconfirmed_agent_question_is_not_a_statement() -> None:
     result = ground(
         SHELLFISH,
@@ -517,6 +523,18 @@ NOT_JAZZ = claim("I", "ex:likes", "jazz", negated=True)
             "I'm allergic to peanuts, and I don't like jazz.",
             "I'm allergic to peanuts, and I don't like jazz",
             None,
+        ),
+        (
+            claim("I", "ex:has", "community"),
+            "It's comforting to know I'm not alone and have a great community around me.",
+            "I'm not alone and have a great community around me",
+            None,
+        ),
+        (
+            claim("I", "ex:drinks", "milk"),
+            "I don't eat meat and drink milk.",
+            "I don't eat meat and drink milk",
+            R.NEGATION_MISMATCH,
         ),
         # booleans use the predicate's words; the predicate never refuses otherwise
         (claim("I", "ex:isVegetarian", "true"), "I'm vegetarian.", "I'm vegetarian", None),

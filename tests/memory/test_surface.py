@@ -133,6 +133,27 @@ def test_sentences_questions_and_clauses() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "reached"),
+    [
+        # a negated "be" cannot take the finite verb after "and"/"but": a new predicate
+        ("I'm not alone and have a great community around me", False),
+        ("It wasn't easy but still want to go on", False),
+        ("She is not shy and really enjoys parties", False),
+        # a negated verb can take it ("don't [eat meat and drink milk]"), and a noun is no verb
+        ("I don't eat meat and drink milk", True),
+        ("I'm not into jazz and love songs", True),
+        ("I'm not a fan of jazz and blues", True),
+    ],
+)
+def test_a_negated_be_does_not_reach_a_finite_verb_after_and_or_but(
+    text: str, reached: bool
+) -> None:
+    doc = analyse(text)
+    cue = next(t for t in doc.tokens if t.negates)
+    assert (doc.tokens[-1].clause == cue.clause) is reached
+
+
+@pytest.mark.parametrize(
     ("text", "cue"),
     [
         ("I'll never forget her first steps", "never"),

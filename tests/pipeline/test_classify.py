@@ -258,6 +258,53 @@ def test_classify_lets_a_later_typing_claim_decide_over_an_inferred_type(
     assert classified.inferred == {"ada": (str(SDO.Person),)}
 
 
+@pytest.mark.parametrize("said", ["schema:Organization", "organization", "schema:Corporation"])
+def test_classify_drops_a_draft_whose_answer_types_a_mention_against_its_domain(
+    ports: PassPorts, said: str
+) -> None:
+    draft = item("chat:c1#000", val("Lumen Labs", "schema:birthDate", "1990-03-12"))
+    result = ClassifyStage(ports).classify(UID, draft, {"lumen labs": (said,)})
+    assert result.work.drafts == ()
+    (dropped,) = result.work.dropped
+    assert dropped.code == ClassifyDrop.SELF_CONTRADICTORY_TYPE.value
+    assert "schema:Person" in dropped.message and repr(said) in dropped.message
+
+
+def test_classify_never_writes_a_type_the_answer_only_said(ports: PassPorts) -> None:
+    draft = item("chat:c1#000", rel("Ada", "schema:worksFor", "Acme"), rel("Ada", "knows", "Bo"))
+    said = {"acme": ("schema:Corporation",), "bo": ("schema:Person",), "ada": ("robot",)}
+    result = ClassifyStage(ports).classify(UID, draft, said)
+    (classified,) = result.work.drafts
+    # consistent with what is inferred (or naming no known class), the answer's typings
+    # check nothing further and become no type: only the domain and range type
+    assert types_of(classified.draft) == {
+        "Ada": (str(SDO.Person),),
+        "Acme": (str(SDO.Organization),),
+        "Bo": (str(SDO.Person),),
+    }
+    assert result.work.undeclared == ()
+
+
+def test_classify_stage_reads_the_typings_of_the_whole_answer(
+    ports: PassPorts, store: OxigraphStore, queries: QueryRegistry, settings: Settings
+) -> None:
+    born = val("Lumen Labs", "schema:birthDate", "1990-03-12")
+    typed = rel("Lumen Labs", "rdf:type", "schema:Organization")
+    extracted = (item("chat:c1#000", born), item("chat:c1#001", typed), item("chat:c2#000", born))
+    state = PassState().with_output(StageName.EXTRACT, Worklist(drafts=extracted).to_json())
+    # ground refused the typing: only the two birth dates are left to classify
+    grounded = Worklist(drafts=(extracted[0], extracted[2]))
+    state = state.with_output(StageName.GROUND, grounded.to_json())
+    stage, ctx = ClassifyStage(ports), context(store, queries, settings)
+    results = {k: stage.run_item(ctx, state, k) for k in stage.items(ctx, state)}
+    work = worklist(state.with_items(StageName.CLASSIFY, results), before=StageName.RESOLVE)
+    assert [(d.key, d.code) for d in work.dropped] == [
+        ("chat:c1#000", ClassifyDrop.SELF_CONTRADICTORY_TYPE.value)
+    ]
+    # another answer (chat c2) said nothing of Lumen Labs: typed from the domain as before
+    assert [types_of(d.draft) for d in work.drafts] == [{"Lumen Labs": (str(SDO.Person),)}]
+
+
 def test_classify_leaves_the_user_untyped(ports: PassPorts) -> None:
     draft = only(
         classify(ports, item("d1", rel("I", "works for", "Acme"), rel("alice", "knows", "Bob")))

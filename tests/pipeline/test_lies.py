@@ -360,3 +360,33 @@ def test_a_deferred_draft_is_queued_with_the_types_it_states_only(
     assert "cannot be a https://schema.org/Organization" in rejected.message
     entity_named(services, "Bea Hart")  # still one Bea Hart
     assert list(memories(services)) == ["Alice knows Bea Hart"]
+
+
+def test_an_answer_typing_a_mention_against_its_own_claim_is_refused_at_classify(
+    services: Services, clock: FixedClock
+) -> None:
+    text = "Lumen Labs was founded on 12 March 1990."
+    said = quote("S1", "Lumen Labs was founded on 12 March 1990")
+    engine = ScriptedEngine(
+        {
+            ExtractClaims: [
+                claims_reply(
+                    claim("Lumen Labs", "schema:birthDate", said, value="1990-03-12"),
+                    claim("Lumen Labs", "rdf:type", said, object="schema:Organization"),
+                )
+            ]
+        }
+    )
+    pipeline, record = _pass(services, clock, engine, ("user", text))
+    dropped = {d.key.rpartition("#")[2]: d for d in _dropped(pipeline, record)}
+    # no quote states the typing, so it is no fact; but the answer that says Lumen Labs is an
+    # organization cannot also give it a birth date (schema:birthDate's domain is Person)
+    assert (dropped["001"].stage, dropped["001"].code) == (
+        StageName.GROUND,
+        "quote_does_not_state_value",
+    )
+    born = dropped["000"]
+    assert (born.stage, born.code) == (StageName.CLASSIFY, "self_contradictory_type")
+    assert "schema:Person" in born.message and "schema:Organization" in born.message
+    assert memories(services) == {}
+    assert list(services.store.quads(G.kg, None, KGM.name, Literal("Lumen Labs"))) == []
