@@ -260,9 +260,8 @@ def _speaker_says(services: Services, chat: str, speaker: str, text: str) -> str
     return str(services.sources.ingest_message(UID, msg).iri)
 
 
-def test_a_relation_to_a_known_person_against_its_range_is_rejected_at_validate(
-    services: Services, clock: FixedClock
-) -> None:
+def _knows_bea_hart(services: Services) -> None:
+    """A grounded, active memory that the user knows Bea Hart, a Person."""
     _foreground(
         services,
         "Bea Hart is my neighbour.",
@@ -271,6 +270,12 @@ def test_a_relation_to_a_known_person_against_its_range_is_rejected_at_validate(
         entities=[{"name": "Bea Hart", "types": ["schema:Person"]}],
         evidence=["Bea Hart is my neighbour"],
     )
+
+
+def test_a_relation_to_a_known_person_against_its_range_is_rejected_at_validate(
+    services: Services, clock: FixedClock
+) -> None:
+    _knows_bea_hart(services)
     text = "I work for Bea Hart."
     said = claims_reply(
         claim("user", "schema:worksFor", quote("S1", "I work for Bea Hart"), object="Bea Hart")
@@ -336,14 +341,7 @@ def test_a_known_person_typed_an_organization_in_her_own_words_is_refused_at_rec
 def test_a_deferred_draft_is_queued_with_the_types_it_states_only(
     services: Services, clock: FixedClock
 ) -> None:
-    _foreground(
-        services,
-        "Bea Hart is my neighbour.",
-        title="Alice knows Bea Hart",
-        claims=[{"subject": "I", "predicate": "schema:knows", "object": "Bea Hart"}],
-        entities=[{"name": "Bea Hart", "types": ["schema:Person"]}],
-        evidence=["Bea Hart is my neighbour"],
-    )
+    _knows_bea_hart(services)
     text = "I work for Bea Hart."
     twice = claim("user", "schema:worksFor", quote("S1", "I work for Bea Hart"), object="Bea Hart")
     engine = ScriptedEngine({ExtractClaims: [_for(text, claims_reply(twice, twice))] * 2})
