@@ -41,8 +41,6 @@ __all__ = [
     "summary_json",
 ]
 
-_HISTORY = 10_000  # decisions read to show one memory's history
-
 
 def summary_json(summary: MemorySummary) -> dict[str, Any]:
     out: dict[str, Any] = jsonable(summary)
@@ -118,8 +116,9 @@ def get_memory(services: Services, principal: Principal, args: GetMemoryArgs) ->
     """Every field of one memory, its claims, evidence and the decisions about it."""
     record = services.lifecycle.get(principal.uid, args.id)
     out = memory_json(record)
-    feed = services.lifecycle.decisions.feed(principal.uid, limit=_HISTORY)
-    out["decisions"] = decisions_json([d for d in feed if d.target == args.id])
+    out["decisions"] = decisions_json(
+        services.lifecycle.decisions.history(principal.uid, [args.id])
+    )
     return out
 
 

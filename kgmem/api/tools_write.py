@@ -217,7 +217,7 @@ def manage_memory(services: Services, principal: Principal, args: ManageArgs) ->
 def _to_revert(services: Services, uid: str, memory: URIRef, given: URIRef | None) -> URIRef:
     """``given`` if it is a decision about ``memory``; else its latest standing decision."""
     services.lifecycle.get(uid, memory)  # UnknownMemory first
-    about = [d for d in services.lifecycle.decisions.feed(uid, limit=10_000) if d.target == memory]
+    about = services.lifecycle.decisions.history(uid, [memory])
     if given is not None:
         if not any(d.iri == given for d in about):
             raise UnknownMemory(str(given), "no such decision about this memory")
