@@ -6,14 +6,12 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
 import pyoxigraph as ox
-from rdflib import BNode, Literal, URIRef
-from rdflib.namespace import RDF, XSD
+from rdflib import BNode, URIRef
 
 from kgmem.errors import (
     BindingError,
@@ -40,10 +38,19 @@ from kgmem.store.base import (
     Transaction,
     ValueLists,
 )
+from kgmem.store.ox_terms import (
+    named_ox,
+    node_to_ox,
+    quad_from_ox,
+    quad_to_ox,
+    row_from_ox,
+    to_ox,
+    triple_from_ox,
+)
 from kgmem.store.queries import Query, QueryKind, refused_keyword, substitute, term_to_sparql
 from kgmem.vocab import PREFIXES
 
-__all__ = ["OxigraphStore", "from_ox", "quad_from_ox", "to_ox"]
+__all__ = ["OxigraphStore"]
 
 _FORMATS = {
     RdfFormat.TURTLE: ox.RdfFormat.TURTLE,
@@ -53,83 +60,9 @@ _FORMATS = {
     RdfFormat.N3: ox.RdfFormat.N3,
     RdfFormat.TRIG: ox.RdfFormat.TRIG,
 }
-_XSD_STRING = str(XSD.string)
 _T = TypeVar("_T")
-_LANG_STRING = str(RDF.langString)
 
 log = logging.getLogger("kgmem.store")
-
-
-@lru_cache(maxsize=1 << 16)
-def _named(value: str) -> ox.NamedNode:
-    """Oxigraph checks every IRI it makes too; patterns repeat the same predicates/graphs."""
-    return ox.NamedNode(value)
-
-
-def _node_to_ox(term: URIRef | BNode) -> ox.NamedNode | ox.BlankNode:
-    if isinstance(term, URIRef):
-        return _named(str(term))
-    return ox.BlankNode(str(term))
-
-
-def to_ox(term: Term) -> ox.NamedNode | ox.BlankNode | ox.Literal:
-    if isinstance(term, URIRef | BNode):
-        return _node_to_ox(term)
-    if term.language:
-        return ox.Literal(str(term), language=term.language)
-    if term.datatype is not None:
-        return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
-    return ox.Literal(str(term))
-
-
-@lru_cache(maxsize=1 << 16)
-def _iri(value: str) -> URIRef:
-    """rdflib checks every IRI it makes (~2 µs); reads repeat the same few thousand."""
-    return URIRef(value)
-
-
-_CACHED_LITERAL = 256  # longer values (message texts, bodies) are made anew: bounded memory
-
-
-@lru_cache(maxsize=1 << 16)
-def _literal(value: str, language: str | None, datatype: str) -> Literal:
-    """rdflib parses a typed literal's value as it makes it (dates, numbers: ~5 µs); reads
-    repeat the same titles, statuses, scores and dates. Literals are immutable."""
-    if language:
-        return Literal(value, lang=language)
-    if datatype in (_XSD_STRING, _LANG_STRING):
-        return Literal(value)
-    return Literal(value, datatype=_iri(datatype))
-
-
-def from_ox(term: object) -> Term:
-    if isinstance(term, ox.NamedNode):
-        return _iri(term.value)
-    if isinstance(term, ox.BlankNode):
-        return BNode(term.value)
-    if isinstance(term, ox.Literal):
-        value = term.value
-        make = _literal if len(value) <= _CACHED_LITERAL else _literal.__wrapped__
-        return make(value, term.language, term.datatype.value)
-    raise StoreOperationFailed("read", f"unsupported term {term!r} (RDF-star is not used)")
-
-
-def _quad_to_ox(quad: Quad) -> ox.Quad:
-    return ox.Quad(
-        _node_to_ox(quad.subject),
-        _named(str(quad.predicate)),
-        to_ox(quad.object),
-        _named(str(quad.graph)),
-    )
-
-
-def quad_from_ox(quad: ox.Quad) -> Quad:
-    graph = quad.graph_name
-    if not isinstance(graph, ox.NamedNode):
-        raise StoreOperationFailed("read", "kgmem keeps nothing in the default graph")
-    subject, predicate = from_ox(quad.subject), from_ox(quad.predicate)
-    assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
-    return Quad(subject, predicate, from_ox(quad.object), _iri(graph.value))
 
 
 def _data_block(keyword: str, quads: Iterable[Quad]) -> str:
@@ -241,7 +174,7 @@ class OxigraphStore:
         solutions = self._run(query, bindings, dataset, values)
         assert isinstance(solutions, ox.QuerySolutions)
         names = [v.value for v in solutions.variables]
-        return [_row(names, s) for s in solutions]
+        return [row_from_ox(names, s) for s in solutions]
 
     def ask(
         self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
@@ -255,7 +188,7 @@ class OxigraphStore:
         query.expect(QueryKind.CONSTRUCT, QueryKind.DESCRIBE)
         triples = self._run(query, bindings, dataset)
         assert isinstance(triples, ox.QueryTriples)
-        return GraphResult(tuple(_triple(t) for t in triples))
+        return GraphResult(tuple(triple_from_ox(t) for t in triples))
 
     def query_text(self, text: str, *, dataset: Dataset, limit: int | None = None) -> QueryResult:
         keyword = refused_keyword(text)
@@ -279,9 +212,9 @@ class OxigraphStore:
             return AskResult(bool(result))
         if isinstance(result, ox.QuerySolutions):
             names = [v.value for v in result.variables]
-            rows = tuple(_row(names, s) for s in _capped(result, limit))
+            rows = tuple(row_from_ox(names, s) for s in _capped(result, limit))
             return SelectResult(tuple(names), rows)
-        return GraphResult(tuple(_triple(t) for t in _capped(result, limit)))
+        return GraphResult(tuple(triple_from_ox(t) for t in _capped(result, limit)))
 
     def quads(
         self,
@@ -291,10 +224,10 @@ class OxigraphStore:
         obj: Term | None = None,
     ) -> Iterator[Quad]:
         pattern = self._ox.quads_for_pattern(
-            None if subject is None else _node_to_ox(subject),
-            None if predicate is None else _named(str(predicate)),
+            None if subject is None else node_to_ox(subject),
+            None if predicate is None else named_ox(str(predicate)),
             None if obj is None else to_ox(obj),
-            None if graph is None else _named(str(graph)),
+            None if graph is None else named_ox(str(graph)),
         )
         for quad in pattern:
             if isinstance(quad.graph_name, ox.NamedNode):
@@ -345,7 +278,7 @@ class OxigraphStore:
                 written = written.merged(hook.before_commit(changes))
             try:
                 if not written.remove and not written.drop_graphs:
-                    self._ox.extend([_quad_to_ox(q) for q in written.add])
+                    self._ox.extend([quad_to_ox(q) for q in written.add])
                 else:
                     self._ox.update(_changeset_update(written))
             except (OSError, RuntimeError, SyntaxError) as exc:
@@ -442,21 +375,6 @@ def _dataset(
     if named is None:
         return True, None, None
     return False, list(named), named
-
-
-def _row(names: list[str], solution: ox.QuerySolution) -> Row:
-    row: dict[str, Term] = {}
-    for name in names:
-        value = solution[name]
-        if value is not None:
-            row[name] = from_ox(value)
-    return row
-
-
-def _triple(triple: ox.Triple) -> tuple[URIRef | BNode, URIRef, Term]:
-    subject, predicate = from_ox(triple.subject), from_ox(triple.predicate)
-    assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
-    return subject, predicate, from_ox(triple.object)
 
 
 def _capped(results: Iterable[_T], limit: int | None) -> Iterator[_T]:

@@ -8,7 +8,7 @@ import pyoxigraph as ox
 
 from kgmem.errors import StoreOperationFailed
 from kgmem.store.base import Quad
-from kgmem.store.oxigraph import quad_from_ox
+from kgmem.store.ox_terms import quad_from_ox
 from kgmem.store.queries import term_to_sparql
 
 __all__ = ["from_nquads", "to_nquads"]

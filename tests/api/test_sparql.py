@@ -44,7 +44,7 @@ from starlette.applications import Starlette
 from kgmem.api import create_app
 from kgmem.config import load_settings
 from kgmem.store import Changeset, Quad, TripleStore, UserGraphs
-from kgmem.store.oxigraph import from_ox
+from kgmem.store.ox_terms import from_ox
 from kgmem.vocab import KGM
 from tests.conftest import free_port, serve_app
 
