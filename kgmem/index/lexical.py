@@ -25,6 +25,7 @@ from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
 from kgmem.index.dense import Embedder
+from kgmem.index.lexical_arrays import Scores
 from kgmem.index.lexical_docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
@@ -41,7 +42,7 @@ from kgmem.index.lexical_docs import (
 from kgmem.index.lexical_shard import Shard
 from kgmem.store import GraphKind, QueryRegistry, Row, TripleStore, UserGraphs, parse_graph
 
-__all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "analyze", "stem", "words"]
+__all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "Scores", "analyze", "stem", "words"]
 
 
 class LexicalIndex:
@@ -104,11 +105,11 @@ class LexicalIndex:
 
     def search(self, uid: str, text: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best documents for ``text``: (doc id, BM25 score), best first."""
-        found = self.scores(uid, analyze(text))
-        return heapq.nlargest(k, found.items(), key=lambda item: (item[1], item[0]))
+        found = self.scores(uid, analyze(text)).items()
+        return heapq.nlargest(k, found, key=lambda item: (item[1], item[0]))
 
-    def scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
-        """BM25 of every document of ``uid`` that matches any of the analyzed ``terms``."""
+    def scores(self, uid: str, terms: Iterable[str]) -> Scores:
+        """BM25 of every document of ``uid`` for the analyzed ``terms`` (0: no match)."""
         with self._lock:
             return self._shard(uid).score(terms)
 
@@ -159,8 +160,7 @@ class LexicalIndex:
         """The documents of ``uid`` about ``entity``, by id; ``first``: only the first so
         many (a hub entity is in tens of thousands: no copy, no full sort)."""
         with self._lock:
-            found = self._shard(uid).by_entity.get(entity, ())
-            return sorted(found) if first is None else heapq.nsmallest(first, found)
+            return list(self._shard(uid).about(entity, first))
 
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
         with self._lock:

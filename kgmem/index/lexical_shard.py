@@ -8,59 +8,76 @@ caller; nothing here reads the store.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
 
 from kgmem.index.dense import DenseVectors, Embedder, embed_text
+from kgmem.index.lexical_arrays import (
+    Floats,
+    Ints,
+    Postings,
+    Scores,
+    Slots,
+    bm25,
+    length_norms,
+)
 from kgmem.index.lexical_docs import LexicalDoc, analyze
 
-__all__ = ["Conversations", "Shard"]
+__all__ = ["Conversations", "Periods", "Shard"]
 
-_K1, _B = 1.2, 0.75  # BM25
-_COMMON = 500  # a term in more docs than this and in over half of them only re-scores
+_K1, _B = 1.2, 0.75  # BM25 (of whole chats; documents: kgmem.index.lexical_arrays)
+_DEAD = 1024  # compact a shard's slots once more than this many (and than live ones) are dead
+_FIRSTS = 4096  # entities whose first documents are kept
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_LOW, _HIGH = -(2**62), 2**62  # an open end of a validity period
 
 
 class Shard:
-    """One user's documents: postings (term -> {doc id: weighted tf}), BM25 length norms, and
-    a timeline of the documents that have a moment (the rest have a validity period)."""
+    """One user's documents: postings (term -> slots and weighted tf, see
+    :mod:`kgmem.index.lexical_arrays`), BM25 length norms, and a timeline of the documents
+    that have a moment (the rest have a validity period)."""
 
     def __init__(self, weights: Mapping[str, int], embedder: Embedder | None = None) -> None:
         self.weights = weights
         self.vectors = None if embedder is None else DenseVectors(embedder)
         self.docs: dict[str, LexicalDoc] = {}
-        self.postings: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        self.norms: dict[str, float] = {}
+        self.slots = Slots()
+        self.postings = Postings()
         self.total, self.calibrated = 0, 1.0
+        self._norms: tuple[int, float, Floats] | None = None  # (slots, average, norms)
         self.timeline: list[tuple[datetime, str]] = []
-        self.periods: set[str] = set()
+        self.periods = Periods()
         self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
         self.labels: dict[str, str] = {}
         self.chats = Conversations()
         self.by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> docs about it
+        self._first: dict[str, dict[int, list[str]]] = {}  # entity -> n -> its first n docs
         self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
         self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
 
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)
         counts = doc.terms(self.weights)
-        for term, tf in counts.items():
-            self.postings.setdefault(term, {})[doc.id] = tf
         self.docs[doc.id] = doc
-        self.lengths[doc.id] = length = sum(counts.values())
+        length = sum(counts.values())
+        self.postings.add(self.slots.add(doc.id, length), counts)
         self.total += length
-        self.norms[doc.id] = _K1 * (1 - _B + _B * length / self.calibrated)
         if doc.moment is not None:
             bisect.insort(self.timeline, (doc.moment, doc.id))
         elif doc.valid_from or doc.valid_until:
-            self.periods.add(doc.id)
+            self.periods.add(doc.id, doc.valid_from, doc.valid_until)
         if doc.kind == "note" and doc.path is not None:
             self.note_paths[doc.path] = doc.id
         self.chats.add(doc.chats, counts)
         for entity in doc.about:
             self.by_entity[entity].add(doc.id)
+            self._first.pop(entity, None)
         if self.vectors is not None:
             self.vectors.add(doc.id, embed_text(doc.fields))
 
@@ -74,20 +91,19 @@ class Shard:
         self.chats.remove(doc.chats, counts)
         for entity in doc.about:
             self.by_entity[entity].discard(doc.id)
+            self._first.pop(entity, None)
             if not self.by_entity[entity]:
                 del self.by_entity[entity]
-        for term in counts:
-            posting = self.postings[term]
-            del posting[doc_id]
-            if not posting:
-                del self.postings[term]
-        self.total -= self.lengths.pop(doc_id)
-        del self.norms[doc_id]
+        slot = self.slots.remove(doc_id)
+        self.postings.remove(counts)
+        self.total -= int(self.slots.lengths[slot])
         if doc.moment is not None:
             del self.timeline[bisect.bisect_left(self.timeline, (doc.moment, doc_id))]
-        self.periods.discard(doc_id)
+        self.periods.remove(doc_id)
         if doc.path is not None and self.note_paths.get(doc.path) == doc_id:
             del self.note_paths[doc.path]
+        if self.slots.dead > max(_DEAD, len(self.docs)):
+            self.postings.compact(self.slots.compact())
         return doc
 
     def calibrate(self, force: bool = False) -> None:
@@ -95,28 +111,31 @@ class Shard:
         average = self.total / len(self.docs) if self.docs else 1.0
         if force or abs(average - self.calibrated) > 0.1 * self.calibrated:
             self.calibrated = max(average, 1.0)
-            for doc_id, length in self.lengths.items():
-                self.norms[doc_id] = _K1 * (1 - _B + _B * length / self.calibrated)
 
-    def score(self, terms: Iterable[str]) -> dict[str, float]:
-        """BM25 of every doc matching any term. A term in most docs of a large index only
-        re-scores the docs rarer terms found (its weight is small and its postings long)."""
-        n, postings, norms = len(self.docs), self.postings, self.norms
-        present = sorted({t for t in terms if t in postings}, key=lambda t: len(postings[t]))
-        acc: dict[str, float] = {}
-        for i, term in enumerate(present):
-            posting = postings[term]
-            df = len(posting)
-            weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * (_K1 + 1)
-            if i > 0 and acc and df > _COMMON and 2 * df > n:
-                for doc_id in acc:
-                    if tf := posting.get(doc_id, 0):
-                        acc[doc_id] += weight * tf / (tf + norms[doc_id])
-                continue
-            get = acc.get
-            for doc_id, tf in posting.items():
-                acc[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + norms[doc_id])
-        return acc
+    def norms(self) -> Floats:
+        """BM25's length norm of every slot (a dead slot's is meaningless)."""
+        size = len(self.slots.ids)
+        if self._norms is None or self._norms[:2] != (size, self.calibrated):
+            self._norms = (size, self.calibrated, length_norms(self.slots.lengths, self.calibrated))
+        return self._norms[2]
+
+    def score(self, terms: Iterable[str]) -> Scores:
+        """BM25 of every doc for the analyzed ``terms`` (see :func:`bm25`)."""
+        values = bm25(self.postings, terms, len(self.docs), self.norms(), self.slots.alive())
+        return Scores(values, self.slots.ids, self.slots.of)
+
+    def about(self, entity: str, first: int | None = None) -> list[str]:
+        """The documents about ``entity`` by id; ``first``: only the first so many, kept
+        until the entity's documents change (a hub is about tens of thousands)."""
+        found = self.by_entity.get(entity, ())
+        if first is None:
+            return sorted(found)
+        if entity not in self._first and len(self._first) >= _FIRSTS:
+            self._first.clear()
+        kept = self._first.setdefault(entity, {})
+        if first not in kept:
+            kept[first] = heapq.nsmallest(first, found)
+        return kept[first]
 
     def name(self, entity: str, name: str) -> None:
         """Remember that ``entity`` is called ``name`` (its words, analyzed)."""
@@ -138,31 +157,81 @@ class Shard:
         return sorted(found, key=lambda e: (-len(self.by_entity[e]), e))
 
     def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[LexicalDoc]:
+        """The documents whose moment or validity period meets [start, end); ``latest``: only
+        that many of each (timeline and periods), the latest by moment or start."""
         low = bisect.bisect_left(self.timeline, (start, ""))
         high = bisect.bisect_left(self.timeline, (end, ""))
         if latest is not None:
             low = max(low, high - latest)
         found = [self.docs[doc_id] for _, doc_id in self.timeline[low:high]]
-        return found + [d for i in self.periods if (d := self.docs[i]).overlaps(start, end)]
+        return found + [self.docs[i] for i in self.periods.meeting(start, end, latest)]
+
+
+class Periods:
+    """The documents with a validity period and no moment: which meet a range, vectorized
+    (a user may have thousands of them)."""
+
+    def __init__(self) -> None:
+        self._spans: dict[str, tuple[int, int]] = {}  # doc id -> [from, until) in microseconds
+        self._arrays: tuple[list[str], Ints, Ints] | None = None
+
+    def add(self, doc_id: str, start: datetime | None, end: datetime | None) -> None:
+        self._spans[doc_id] = (_micros(start, _LOW), _micros(end, _HIGH))
+        self._arrays = None
+
+    def remove(self, doc_id: str) -> None:
+        if self._spans.pop(doc_id, None) is not None:
+            self._arrays = None
+
+    def meeting(self, start: datetime, end: datetime, latest: int | None = None) -> list[str]:
+        """Ids of the periods meeting [start, end); ``latest``: at most about so many, those
+        starting latest (a period with no start counts as starting at the epoch)."""
+        if self._arrays is None:
+            ids = list(self._spans)
+            spans = np.array([self._spans[i] for i in ids], dtype=np.int64).reshape(-1, 2)
+            self._arrays = (ids, spans[:, 0].copy(), spans[:, 1].copy())
+        ids, starts, ends = self._arrays
+        hits = np.flatnonzero((starts < _micros(end, _HIGH)) & (ends > _micros(start, _LOW)))
+        if latest is not None and hits.size > latest:
+            keys = np.where(starts[hits] == _LOW, 0, starts[hits])  # no start: the epoch
+            cut = np.partition(keys, hits.size - latest)[hits.size - latest]
+            hits = hits[keys >= cut]
+        return [ids[i] for i in hits.tolist()]
+
+
+def _micros(at: datetime | None, default: int) -> int:
+    return default if at is None else (at - _EPOCH) // _MICROSECOND
 
 
 class Conversations:
     """BM25 over whole chats: each chat is the sum of the memories quoting its messages, so
     a query can tell which conversation it is about even when no single memory holds all
-    its words. Kept incrementally (a chat may have thousands of memories)."""
+    its words. Kept incrementally (a chat may have thousands of memories); a term's postings
+    become arrays over chat slots when a query reads them, until they change."""
 
     def __init__(self) -> None:
         self.postings: dict[str, dict[str, int]] = {}
         self.lengths: dict[str, int] = defaultdict(int)
         self.members: dict[str, int] = defaultdict(int)
+        self._total = 0
+        self._slot: dict[str, int] = {}  # chat -> slot (a chat keeps its slot once seen)
+        self._chats: list[str] = []
+        self._arrays: dict[str, tuple[Ints, Floats]] = {}
+        self._norms: Floats | None = None
 
     def add(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
         for chat in chats:
+            if chat not in self._slot:
+                self._slot[chat] = len(self._chats)
+                self._chats.append(chat)
             self.members[chat] += 1
             for term, tf in counts.items():
                 posting = self.postings.setdefault(term, {})
                 posting[chat] = posting.get(chat, 0) + tf
                 self.lengths[chat] += tf
+                self._total += tf
+                self._arrays.pop(term, None)
+            self._norms = None
 
     def remove(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
         for chat in chats:
@@ -174,22 +243,42 @@ class Conversations:
                     if not posting:
                         del self.postings[term]
                 self.lengths[chat] -= tf
+                self._total -= tf
+                self._arrays.pop(term, None)
             self.members[chat] -= 1
             if not self.members[chat]:
                 del self.members[chat], self.lengths[chat]
+            self._norms = None
 
     def score(self, terms: Iterable[str]) -> dict[str, float]:
         """BM25 of every chat matching any of ``terms``, divided by the best (0..1]."""
         n = len(self.lengths)
         if not n:
             return {}
-        average = sum(self.lengths.values()) / n
-        acc: dict[str, float] = defaultdict(float)
+        norms = self._chat_norms(max(self._total / n, 1.0))
+        acc = np.zeros(len(self._chats), dtype=np.float64)
         for term in set(terms):
-            posting = self.postings.get(term, {})
-            weight = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5)) * (_K1 + 1)
-            for chat, tf in posting.items():
-                norm = _K1 * (1 - _B + _B * self.lengths[chat] / max(average, 1.0))
-                acc[chat] += weight * tf / (tf + norm)
-        best = max(acc.values(), default=0.0)
-        return {chat: value / best for chat, value in acc.items()} if best else {}
+            if term not in self.postings:
+                continue
+            slots, tfs = self._postings(term)
+            weight = math.log(1 + (n - len(slots) + 0.5) / (len(slots) + 0.5)) * (_K1 + 1)
+            acc[slots] += weight * tfs / (tfs + norms[slots])
+        found = np.flatnonzero(acc)
+        if not found.size:
+            return {}
+        values = (acc[found] / acc[found].max()).tolist()
+        return {self._chats[s]: v for s, v in zip(found.tolist(), values, strict=True)}
+
+    def _postings(self, term: str) -> tuple[Ints, Floats]:
+        if term not in self._arrays:
+            posting = self.postings[term]
+            slots = np.fromiter((self._slot[c] for c in posting), np.int64, len(posting))
+            tfs = np.fromiter(posting.values(), np.float64, len(posting))
+            self._arrays[term] = (slots, tfs)
+        return self._arrays[term]
+
+    def _chat_norms(self, average: float) -> Floats:
+        if self._norms is None:
+            lengths = np.array([self.lengths.get(c, 0) for c in self._chats], dtype=np.float64)
+            self._norms = _K1 * (1 - _B + _B * lengths / average)
+        return self._norms

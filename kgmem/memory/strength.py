@@ -27,11 +27,16 @@ class StrengthPolicy:
 
     def current(self, record: MemoryRecord, now: datetime) -> float:
         """Strength now: stored strength, halved every ``half_life_days`` without use."""
-        if record.pinned:
-            return max(record.strength, 1.0)
         since = record.last_used_at or record.recorded_at
-        days = max((now - since).total_seconds() / 86400, 0.0)
-        return float(record.strength * 0.5 ** (days / self.half_life_days))
+        return self.decayed(record.strength, record.pinned, (now - since).total_seconds())
+
+    def decayed(self, strength: float, pinned: bool, idle_seconds: float) -> float:
+        """:meth:`current` of a memory of stored ``strength`` last used (else recorded)
+        ``idle_seconds`` ago: what search ranks by without building a record."""
+        if pinned:
+            return max(strength, 1.0)
+        days = max(idle_seconds / 86400, 0.0)
+        return float(strength * 0.5 ** (days / self.half_life_days))
 
     def _bounded(self, value: float) -> float:
         return round(min(max(value, 0.0), self.ceiling), 6)

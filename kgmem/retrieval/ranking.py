@@ -28,24 +28,27 @@ been, but a pinned, much-cited memory that barely matches cannot bury one that m
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from rdflib import URIRef
-
 from kgmem.index.lexical import LexicalDoc, analyze
-from kgmem.memory.model import MemoryKind, MemoryStatus
-from kgmem.memory.records import MemoryRecord
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.temporal import TimeCue
 
-__all__ = ["QueryContext", "RankWeights", "context", "explain_match", "prior", "temporal"]
+__all__ = [
+    "Priors",
+    "QueryContext",
+    "RankWeights",
+    "context",
+    "context_reasons",
+    "explain_match",
+    "prior_reasons",
+    "temporal",
+]
 
 _DAY = 86400.0
-_ANONYMOUS = URIRef("urn:kgmem:anonymous")
 
 
 @dataclass(frozen=True)
@@ -91,53 +94,64 @@ class QueryContext:
         return (1 + entity) * (1 + chats) * (1 + (weights.when if self.asks_when else 0.0))
 
 
-@functools.lru_cache(maxsize=65536)
-def _usage(
-    kind: str, status: str, strength: float, pinned: bool, recorded: datetime, used: datetime | None
-) -> MemoryRecord:
-    """A record with what the strength policy reads of a memory (and nothing a person wrote,
-    so the cache keeps no trace of a forgotten memory's content or identity)."""
-    return MemoryRecord(
-        iri=_ANONYMOUS,
-        kind=MemoryKind(kind),
-        status=MemoryStatus(status),
-        title="",
-        confidence=0.0,
-        recorded_at=recorded,
-        strength=strength,
-        pinned=pinned,
-        last_used_at=used,
-    )
+class Priors:
+    """The prior of each document (see the module docstring), with what does not depend on
+    the time of the query worked out once per document version: a search walks hundreds of
+    candidates and the same documents come back query after query."""
+
+    def __init__(
+        self, policy: StrengthPolicy, weights: RankWeights, *, capacity: int = 200_000
+    ) -> None:
+        self._policy, self._weights, self._capacity = policy, weights, capacity
+        self._kept: dict[str, tuple[LexicalDoc, _Constants]] = {}
+
+    def __call__(self, doc: LexicalDoc, now: datetime) -> float:
+        """The multiplier of ``doc``'s relevance at ``now``."""
+        found = self._kept.get(doc.id)
+        if found is None or found[0] is not doc:  # a refreshed document is a new object
+            if len(self._kept) >= self._capacity:
+                self._kept.clear()
+            found = self._kept[doc.id] = (doc, self._constants(doc))
+        fixed, times, strength, pinned, idle_from = found[1]
+        weights, at = self._weights, now.timestamp()
+        latest = max((t for t in times if t <= at), default=None)
+        recency = (
+            0.0
+            if latest is None
+            else 0.5 ** ((at - latest) / _DAY / weights.recency_half_life_days)
+        )
+        current = (
+            1.0 if idle_from is None else self._policy.decayed(strength, pinned, at - idle_from)
+        )
+        return fixed + weights.recency * recency + weights.strength * min(current / 2.0, 1.0)
+
+    def _constants(self, doc: LexicalDoc) -> _Constants:
+        weights = self._weights
+        usage = min(math.log1p(doc.use_count) / math.log(11), 1.0)
+        confidence = doc.confidence if doc.confidence is not None else weights.fresh_confidence
+        fixed = 1 + (
+            weights.usage * usage
+            + weights.confidence * (confidence - 0.5)
+            + weights.pinned * doc.pinned
+        )
+        times = tuple(
+            t.timestamp() for t in (doc.recorded_at, doc.last_used_at, doc.occurred_at) if t
+        )
+        if doc.memory_kind is None or doc.status is None or doc.recorded_at is None:
+            return fixed, times, 1.0, False, None  # pages and notes count as a fresh memory
+        since = doc.last_used_at or doc.recorded_at
+        strength = 1.0 if doc.strength is None else doc.strength
+        return fixed, times, strength, doc.pinned, since.timestamp()
 
 
-def _strength(doc: LexicalDoc, now: datetime, policy: StrengthPolicy) -> float:
-    if doc.memory_kind is None or doc.status is None or doc.recorded_at is None:
-        return 1.0  # pages and notes count as a fresh memory
-    strength = 1.0 if doc.strength is None else doc.strength
-    record = _usage(
-        doc.memory_kind, doc.status, strength, doc.pinned, doc.recorded_at, doc.last_used_at
-    )
-    return policy.current(record, now)
+# (usage, confidence and pinned terms + 1; recorded/used/occurred times; stored strength;
+# pinned; when idleness started, None for pages and notes)
+_Constants = tuple[float, tuple[float, ...], float, bool, float | None]
 
 
-def prior(
-    doc: LexicalDoc, now: datetime, policy: StrengthPolicy, weights: RankWeights
-) -> tuple[float, list[str]]:
-    """The multiplier of ``doc``'s relevance, and the signals worth telling the caller."""
+def prior_reasons(doc: LexicalDoc, now: datetime) -> list[str]:
+    """The signals of ``doc``'s prior worth telling the caller."""
     why: list[str] = []
-    times = [t for t in (doc.recorded_at, doc.last_used_at, doc.occurred_at) if t and t <= now]
-    age = (now - max(times)).total_seconds() / _DAY if times else math.inf
-    recency = 0.5 ** (age / weights.recency_half_life_days)
-    strength = min(_strength(doc, now, policy) / 2.0, 1.0)
-    usage = min(math.log1p(doc.use_count) / math.log(11), 1.0)
-    confidence = doc.confidence if doc.confidence is not None else weights.fresh_confidence
-    value = 1 + (
-        weights.recency * recency
-        + weights.strength * strength
-        + weights.usage * usage
-        + weights.confidence * (confidence - 0.5)
-        + weights.pinned * doc.pinned
-    )
     if doc.pinned:
         why.append("pinned")
     if doc.last_used_at is not None and (now - doc.last_used_at).total_seconds() < 7 * _DAY:
@@ -146,7 +160,7 @@ def prior(
         why.append(f"cited {doc.use_count} time{'s' if doc.use_count != 1 else ''}")
     if doc.confidence is not None and doc.confidence < 0.5:
         why.append(f"low confidence ({doc.confidence:.2f})")
-    return value, why
+    return why
 
 
 def temporal(doc: LexicalDoc, cue: TimeCue | None, weights: RankWeights) -> tuple[float, str]:
@@ -157,23 +171,33 @@ def temporal(doc: LexicalDoc, cue: TimeCue | None, weights: RankWeights) -> tupl
     return weights.temporal, f"{verb} {cue.text}"
 
 
-def context(doc: LexicalDoc, query: QueryContext, weights: RankWeights) -> tuple[float, list[str]]:
-    """The context factor of ``doc`` for ``query`` (see the module docstring), and why."""
-    factor, why = 1.0, []
+def context(doc: LexicalDoc, query: QueryContext, weights: RankWeights) -> float:
+    """The context factor of ``doc`` for ``query`` (see the module docstring)."""
+    factor = 1.0
     if doc.names and not doc.names.isdisjoint(query.terms):
         factor *= 1 + weights.named
-        why.append("about what the query names")
     elif query.related and not query.related.isdisjoint(doc.about):
         factor *= 1 + weights.related
-        why.append("about something linked to what the query names")
-    chat = max((query.chats.get(c, 0.0) for c in doc.chats), default=0.0)
-    factor *= 1 + weights.conversation * chat  # "matched ... in context" says it already
+    if doc.chats:
+        chat = max(query.chats.get(c, 0.0) for c in doc.chats)
+        factor *= 1 + weights.conversation * chat
     if query.asks_when and doc.states_time:
         factor *= 1 + weights.when
-        why.append("says when")
     if query.is_question and doc.asks:
         factor *= 1 - weights.question
-    return factor, why
+    return factor
+
+
+def context_reasons(doc: LexicalDoc, query: QueryContext) -> list[str]:
+    """Why :func:`context` raised ``doc`` ("matched ... in context" says the chat already)."""
+    why: list[str] = []
+    if doc.names and not doc.names.isdisjoint(query.terms):
+        why.append("about what the query names")
+    elif query.related and not query.related.isdisjoint(doc.about):
+        why.append("about something linked to what the query names")
+    if query.asks_when and doc.states_time:
+        why.append("says when")
+    return why
 
 
 def explain_match(doc: LexicalDoc, words: dict[str, str], limit: int = 4) -> list[str]:

@@ -19,7 +19,7 @@ from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.index.base import GraphProjection
-from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, stem, words
+from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, Scores, stem, words
 from kgmem.memory.entities import name_key
 from kgmem.memory.lifecycle import Lifecycle
 from kgmem.memory.model import MemoryStatus
@@ -28,11 +28,13 @@ from kgmem.retrieval.cite import Citation, cite
 from kgmem.retrieval.errors import InvalidSearch
 from kgmem.retrieval.filters import SearchFilters, TimeRange, check_entity
 from kgmem.retrieval.ranking import (
+    Priors,
     QueryContext,
     RankWeights,
     context,
+    context_reasons,
     explain_match,
-    prior,
+    prior_reasons,
     temporal,
 )
 from kgmem.retrieval.temporal import TimeCue, asks_when, find_time_cue, is_question
@@ -93,6 +95,7 @@ class MemorySearch:
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
         self._weights = weights or RankWeights()
+        self._priors = Priors(self._strength, self._weights)
         self._max_chars, self._max_k = max_query_chars, max_k
         self._before_read = before_read
         self._graph = graph
@@ -208,7 +211,7 @@ class MemorySearch:
         k: int,
     ) -> tuple[list[SearchHit], list[str]]:
         scores = self._index.scores(uid, stems)
-        floor = _FILL * max(scores.values(), default=1.0 / _FILL)
+        floor = _FILL * (scores.best() or 1.0 / _FILL)
         meaning = self._meaning(uid, text, scores)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
             period = self._index.during(uid, cue.start, cue.end, latest=_PERIOD)
@@ -222,61 +225,62 @@ class MemorySearch:
                 scores.setdefault(doc_id, floor)
         hits: list[SearchHit] = []
         stale: list[str] = []
-        for score, doc, why in self._rank(uid, scores, query, filters, cue, k):
+        now = self._clock.now()
+        for score, doc in self._rank(uid, scores, query, filters, cue, k):
             if len(hits) == k:
                 break
             if self._live(uid, doc):
                 near = [f"similar meaning ({meaning[doc.id]:.2f})"] if doc.id in meaning else []
+                held = temporal(doc, cue, self._weights)[1]
+                why = [*([held] if held else []), *context_reasons(doc, query)]
+                why += prior_reasons(doc, now)
                 hits.append(_hit(doc, score, (*explain_match(doc, stems), *near, *why)))
             else:
                 stale.append(doc.id)
         return hits, stale
 
-    def _meaning(self, uid: str, text: str, scores: dict[str, float]) -> dict[str, float]:
+    def _meaning(self, uid: str, text: str, scores: Scores) -> dict[str, float]:
         """Dense vectors (the optional extra): the documents nearest the query in meaning
         join the candidates, with w_meaning x cosine x the best BM25 added to their score."""
         if not self._index.dense or self._weights.meaning <= 0 or not text.strip():
             return {}
         found = self._index.meaning(uid, text, _MEANING)
         near = {doc_id: cos for doc_id, cos in found.items() if cos >= _MIN_COSINE}
-        top = max(scores.values(), default=1.0)
+        top = scores.best() or 1.0
         for doc_id, cos in near.items():
-            scores[doc_id] = scores.get(doc_id, 0.0) + self._weights.meaning * cos * top
+            scores.add(doc_id, self._weights.meaning * cos * top)
         return near
 
     def _rank(
         self,
         uid: str,
-        scores: dict[str, float],
+        scores: Scores,
         query: QueryContext,
         filters: SearchFilters,
         cue: TimeCue | None,
         k: int,
-    ) -> list[tuple[float, LexicalDoc, list[str]]]:
+    ) -> list[tuple[float, LexicalDoc]]:
         """Documents by final score, walking them in BM25 order and stopping once no further
         one can reach the k-th best score (the prior and temporal factors are bounded), or
         after ``max_candidates`` of them (a query of common words matches most documents)."""
         now, weights = self._clock.now(), self._weights
         ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
         ceiling *= query.ceiling(weights)
-        heap = [(-score, doc_id) for doc_id, score in scores.items()]
-        heapq.heapify(heap)
         best, kept = 0.0, [0.0] * (k + _SPARE)
-        ranked: list[tuple[float, LexicalDoc, list[str]]] = []
-        while heap and len(ranked) < self._walk:
-            negative, doc_id = heapq.heappop(heap)
-            if best and -negative / best * ceiling < kept[0]:
+        ranked: list[tuple[float, LexicalDoc]] = []
+        for relevance, doc_id in scores.descending():
+            if len(ranked) >= self._walk or (best and relevance / best * ceiling < kept[0]):
                 break
             doc = self._index.doc(uid, doc_id)
             if doc is None or not filters.accepts(doc):
                 continue
-            best = best or -negative
-            boost, why = prior(doc, now, self._strength, weights)
-            factor, when = temporal(doc, cue, weights)
-            fit, how = context(doc, query, weights)
-            score = -negative / best * boost * factor * fit
+            best = best or relevance
+            factor = temporal(doc, cue, weights)[0] if cue is not None else 1.0
+            score = (
+                relevance / best * self._priors(doc, now) * factor * context(doc, query, weights)
+            )
             heapq.heappushpop(kept, score)
-            ranked.append((score, doc, [when, *how, *why] if when else [*how, *why]))
+            ranked.append((score, doc))
         ranked.sort(key=lambda r: (-r[0], r[1].id))
         return ranked
 

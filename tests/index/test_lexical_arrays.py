@@ -1,0 +1,205 @@
+"""The lexical shard's arrays against a plain-dictionary BM25 written from the formula.
+
+The shard scores postings as arrays over document slots, marks removed documents dead and
+renumbers the slots once as many are dead as live. Whatever sequence of adds, re-adds and
+removals happened, every score must be exactly the one computed from scratch over the
+documents present, the descending walk must be by score then id, and the periods a range
+meets must be the ones a direct check finds.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kgmem.index.lexical_docs import FIELD_WEIGHTS, LexicalDoc
+from kgmem.index.lexical_shard import Shard
+
+WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def doc(n: int, text: str, **extra: object) -> LexicalDoc:
+    return LexicalDoc(f"urn:d{n}", "memory", text, "urn:g", (("title", text),), **extra)  # type: ignore[arg-type]
+
+
+def reference(shard: Shard, terms: list[str]) -> dict[str, float]:
+    """BM25 over ``shard.docs`` from scratch, in the order the shard adds terms up."""
+    docs = {d.id: d.terms(FIELD_WEIGHTS) for d in shard.docs.values()}
+    n = len(docs)
+    postings: dict[str, dict[str, int]] = {}
+    for doc_id, counts in docs.items():
+        for term, tf in counts.items():
+            postings.setdefault(term, {})[doc_id] = tf
+    norms = {
+        doc_id: 1.2 * (1 - 0.75 + 0.75 * sum(c.values()) / shard.calibrated)
+        for doc_id, c in docs.items()
+    }
+    present = sorted({t for t in terms if t in postings}, key=lambda t: len(postings[t]))
+    acc: dict[str, float] = {}
+    for i, term in enumerate(present):
+        df = len(postings[term])
+        weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * 2.2
+        for doc_id, tf in postings[term].items():
+            if i > 0 and df > 500 and 2 * df > n and doc_id not in acc:
+                continue
+            acc[doc_id] = acc.get(doc_id, 0.0) + weight * tf / (tf + norms[doc_id])
+    return acc
+
+
+def texts() -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.integers(0, 11), st.one_of(st.none(), texts())), min_size=1, max_size=40
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+)
+def test_scores_equal_a_fresh_bm25_after_any_adds_and_removals(
+    ops: list[tuple[int, str | None]], query: list[str]
+) -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    for n, text in ops:  # None removes the document, text (re)writes it
+        if text is None:
+            shard.remove(f"urn:d{n}")
+        else:
+            shard.add(doc(n, text))
+        shard.calibrate()
+    scores = shard.score(query)
+    expected = reference(shard, query)
+    assert dict(scores.items()) == expected  # exact: the same arithmetic in the same order
+    walk = list(scores.descending())
+    assert walk == sorted(((v, k) for k, v in expected.items()), key=lambda p: (-p[0], p[1]))
+
+
+def test_compaction_keeps_every_score_and_a_query_taken_before_it() -> None:
+    """Documents rewritten until the dead slots outnumber the live ones: the shard renumbers,
+    scores stay exact, and scores taken before still name the right documents (those
+    removed since are skipped, those added since have none)."""
+    shard = Shard(FIELD_WEIGHTS)
+    for n in range(1100):
+        shard.add(doc(n, f"{WORDS[n % 8]} {WORDS[(n * 3) % 8]} marker{n % 50}"))
+    shard.calibrate(force=True)
+    before = shard.score(["marker7", "apple"])
+    expected_before = reference(shard, ["marker7", "apple"])
+    kept = {f"urn:d{n}" for n in range(1100) if n % 50 == 7}
+    for _ in range(2):  # every other document rewritten twice: 2,156 dead slots
+        for n in range(1100):
+            if f"urn:d{n}" not in kept:
+                shard.add(doc(n, f"{WORDS[(n + 1) % 8]} marker{n % 50}"))
+    assert len(shard.slots.ids) < 2300  # renumbered once (without it: 3,256 slots)
+    shard.calibrate()
+    after = shard.score(["marker7", "apple"])
+    assert dict(after.items()) == reference(shard, ["marker7", "apple"])
+    assert dict(before.items()) == {k: v for k, v in expected_before.items() if k in kept}
+    assert len(kept) == 22 and before.get("urn:d7") == expected_before["urn:d7"]
+    shard.add(doc(5000, "apple marker7"))
+    before.setdefault("urn:d5000", 1.0)  # newer than that query: no score there
+    assert before.get("urn:d5000") == 0.0
+
+
+def test_a_large_result_is_walked_by_chunks_in_exact_order() -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    for n in range(1500):  # many equal scores across chunk boundaries
+        shard.add(doc(n, " ".join(["apple"] * (1 + n % 3)) + " river" * (n % 2)))
+    shard.calibrate(force=True)
+    scores = shard.score(["apple", "river"])
+    expected = reference(shard, ["apple", "river"])
+    assert len(scores) == len(expected) == 750  # "apple", in all, only re-scores
+    assert list(scores.descending()) == sorted(
+        ((v, k) for k, v in expected.items()), key=lambda p: (-p[0], p[1])
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    spans=st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-400, 400)), st.one_of(st.none(), st.integers(1, 300))
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    start=st.integers(-500, 500),
+    length=st.integers(1, 400),
+    latest=st.one_of(st.none(), st.integers(1, 10)),
+)
+def test_periods_meeting_a_range(
+    spans: list[tuple[int | None, int | None]], start: int, length: int, latest: int | None
+) -> None:
+    """Validity periods (days from 2024-01-01; None: open) meeting [start, start+length)."""
+    shard = Shard(FIELD_WEIGHTS)
+    docs = []
+    for n, (begin, days) in enumerate(spans):
+        frm = None if begin is None else T0 + timedelta(days=begin)
+        until = None if days is None or frm is None else frm + timedelta(days=days)
+        if frm is None and until is None:
+            until = T0 + timedelta(days=days or 1)
+        docs.append(doc(n, "apple", valid_from=frm, valid_until=until))
+        shard.add(docs[-1])
+    lo, hi = T0 + timedelta(days=start), T0 + timedelta(days=start + length)
+    meeting = [d for d in docs if d.overlaps(lo, hi)]
+    found = shard.during(lo, hi, latest)
+    if latest is None:
+        assert sorted(d.id for d in found) == sorted(d.id for d in meeting)
+    else:
+        key = lambda d: d.valid_from or datetime(1970, 1, 1, tzinfo=UTC)  # noqa: E731
+        best = sorted(meeting, key=lambda d: (key(d), d.id), reverse=True)[:latest]
+        assert {d.id for d in best} <= {d.id for d in found} <= {d.id for d in meeting}
+        cut = min((key(d) for d in best), default=None)
+        assert all(key(d) >= cut for d in found) if cut else not found
+
+
+def chat_reference(shard: Shard, terms: list[str]) -> dict[str, float]:
+    """Whole-chat BM25 from scratch: a chat is the sum of its documents' term counts."""
+    chats: dict[str, dict[str, int]] = {}
+    for d in shard.docs.values():
+        for chat in d.chats:
+            counts = chats.setdefault(chat, {})
+            for term, tf in d.terms(FIELD_WEIGHTS).items():
+                counts[term] = counts.get(term, 0) + tf
+    n = len(chats)
+    average = max(sum(sum(c.values()) for c in chats.values()) / n, 1.0) if n else 1.0
+    acc: dict[str, float] = {}
+    for term in set(terms):
+        df = sum(1 for c in chats.values() if term in c)
+        weight = math.log(1 + (n - df + 0.5) / (df + 0.5)) * 2.2
+        for chat, counts in chats.items():
+            if tf := counts.get(term, 0):
+                norm = 1.2 * (1 - 0.75 + 0.75 * sum(counts.values()) / average)
+                acc[chat] = acc.get(chat, 0.0) + weight * tf / (tf + norm)
+    best = max(acc.values(), default=0.0)
+    return {chat: v / best for chat, v in acc.items()} if best else {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.integers(0, 9), st.one_of(st.none(), texts()), st.sampled_from(["c1", "c2", "c3"])
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+)
+def test_chat_scores_equal_a_fresh_bm25_over_whole_chats(
+    ops: list[tuple[int, str | None, str]], query: list[str]
+) -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    for n, text, chat in ops:
+        if text is None:
+            shard.remove(f"urn:d{n}")
+        else:
+            shard.add(doc(n, text, chats=(chat,)))
+        shard.chats.score(query)  # arrays built between changes must not go stale
+    expected = chat_reference(shard, query)
+    assert shard.chats.score(query) == pytest.approx(expected)
+    assert set(shard.chats.score(query)) == set(expected)

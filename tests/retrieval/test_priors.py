@@ -1,0 +1,97 @@
+"""The ranking prior, worked out once per document version, against the documented formula
+computed straight from a memory record and the strength policy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from rdflib import URIRef
+
+from kgmem.index.lexical import LexicalDoc
+from kgmem.memory.model import MemoryKind, MemoryStatus
+from kgmem.memory.records import MemoryRecord
+from kgmem.memory.strength import StrengthPolicy
+from kgmem.retrieval.ranking import Priors, RankWeights, prior_reasons
+
+NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
+POLICY, WEIGHTS = StrengthPolicy(), RankWeights()
+
+
+def memory(**extra: object) -> LexicalDoc:
+    fields: dict[str, object] = {
+        "memory_kind": "semantic",
+        "status": "active",
+        "confidence": 0.9,
+        "strength": 1.0,
+        "recorded_at": NOW - timedelta(days=40),
+    }
+    fields.update(extra)
+    return LexicalDoc("urn:m", "memory", "t", "urn:g", (("title", "t"),), **fields)  # type: ignore[arg-type]
+
+
+def expected(doc: LexicalDoc, now: datetime) -> float:
+    """The module docstring's prior, with strength from a real record and the policy."""
+    times = [t for t in (doc.recorded_at, doc.last_used_at, doc.occurred_at) if t and t <= now]
+    age = (now - max(times)).total_seconds() / 86400 if times else math.inf
+    recency = 0.5 ** (age / WEIGHTS.recency_half_life_days)
+    strength = 1.0
+    if doc.memory_kind is not None and doc.recorded_at is not None:
+        record = MemoryRecord(
+            URIRef("urn:m"),
+            MemoryKind(doc.memory_kind),
+            MemoryStatus(doc.status or "active"),
+            "t",
+            0.0,
+            doc.recorded_at,
+            strength=1.0 if doc.strength is None else doc.strength,
+            pinned=doc.pinned,
+            last_used_at=doc.last_used_at,
+        )
+        strength = POLICY.current(record, now)
+    confidence = WEIGHTS.fresh_confidence if doc.confidence is None else doc.confidence
+    return 1 + (
+        WEIGHTS.recency * recency
+        + WEIGHTS.strength * min(strength / 2, 1.0)
+        + WEIGHTS.usage * min(math.log1p(doc.use_count) / math.log(11), 1.0)
+        + WEIGHTS.confidence * (confidence - 0.5)
+        + WEIGHTS.pinned * doc.pinned
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        memory(),
+        memory(pinned=True, strength=0.4),
+        memory(strength=3.5, last_used_at=NOW - timedelta(days=2), use_count=12),
+        memory(occurred_at=NOW + timedelta(days=3)),  # a future moment does not count as recent
+        memory(occurred_at=NOW - timedelta(hours=5), confidence=0.3),
+        memory(recorded_at=NOW + timedelta(days=1)),  # nothing in the past: no recency
+        LexicalDoc("urn:p", "page", "p", "urn:g", (), recorded_at=NOW - timedelta(days=3)),
+    ],
+)
+def test_prior_is_the_documented_formula(doc: LexicalDoc) -> None:
+    priors = Priors(POLICY, WEIGHTS)
+    for now in (NOW, NOW + timedelta(days=45)):  # the same document, later: it decays
+        assert priors(doc, now) == pytest.approx(expected(doc, now), rel=1e-12)
+
+
+def test_a_refreshed_document_is_worked_out_again() -> None:
+    priors = Priors(POLICY, WEIGHTS)
+    doc = memory()
+    before = priors(doc, NOW)
+    cited = replace(doc, use_count=5, last_used_at=NOW - timedelta(hours=1), strength=1.1)
+    after = priors(cited, NOW)
+    assert after > before and after == pytest.approx(expected(cited, NOW), rel=1e-12)
+    assert prior_reasons(cited, NOW) == ["recently used", "cited 5 times"]
+
+
+def test_the_memo_is_bounded() -> None:
+    priors = Priors(POLICY, WEIGHTS, capacity=10)
+    for n in range(25):
+        doc = replace(memory(), id=f"urn:m{n}")
+        assert priors(doc, NOW) == pytest.approx(expected(doc, NOW), rel=1e-12)
+    assert len(priors._kept) <= 10
