@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/search_latency.py [--memories 10000,100000] [--queries 300]
                                                    [--entities 200] [--profile FILE]
+                                                   [--embeddings DIR]
 
 For each N, an on-disk store (as the server runs it, built by ``build_services``) is filled
 with N active memories by bulk-loading their quads, the way ``batch_draft.py`` does (its
@@ -30,7 +31,9 @@ Then timed:
 Prints, per size, the build times, p50/p95/p99/max per query category and for the
 neighbourhood walks, and the process RSS (peak from ``getrusage``, current from
 ``/proc/self/status``) after building; then a summary over sizes, and last
-``search_p95_ms=<memory_search p95 at the largest size>``. ``--profile FILE`` runs the
+``search_p95_ms=<memory_search p95 at the largest size>``. ``--embeddings DIR`` (a static
+model, see ``kgmem index distill``; needs kgmem[embeddings]) measures search with the dense
+extra: every document gets a vector and each query embeds. ``--profile FILE`` runs the
 queries once more at the largest size under cProfile, writes the stats to FILE (read them
 with ``python -m pstats FILE``) and prints the top functions.
 """
@@ -730,11 +733,16 @@ def walk_targets(world: Cast, linked: Counter[URIRef], count: int) -> list[tuple
     return [("hubs", e) for e in hubs] + [("leaves", e) for e in picked]
 
 
-def run(n: int, count: int, walks: int, profile: Path | None) -> Result:
+def run(
+    n: int, count: int, walks: int, profile: Path | None, embeddings: Path | None = None
+) -> Result:
     result = Result(n)
     world = Cast(n)
     with tempfile.TemporaryDirectory(prefix="kgmem-search-") as tmp:
-        settings = load_settings(env={"KGMEM_HOME": tmp})
+        env = {"KGMEM_HOME": tmp}
+        if embeddings is not None:  # the embedding extra: every document also gets a vector
+            env["KGMEM_EMBEDDING_MODEL"] = str(embeddings.resolve())
+        settings = load_settings(env=env)
         services = build_services(settings, clock=FixedClock(NOW))
         try:
             result.load_s, linked = build(services, world)
@@ -820,13 +828,16 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--entities", type=int, default=200)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument(
+        "--embeddings", type=Path, help="a static model's directory: search with dense vectors"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.memories.split(",")]
     results = []
     for n in sizes:
         print(f"N={n}", flush=True)
         profile = args.profile if n == sizes[-1] else None
-        results.append(run(n, args.queries, args.entities, profile))
+        results.append(run(n, args.queries, args.entities, profile, args.embeddings))
         report(results[-1])
     print(
         f"\n{'memories':>10} {'search p50':>10} {'p95':>7} {'p99':>7} {'walk p50':>9} "
