@@ -259,7 +259,9 @@ def _plan(world: World, b: int, j: int) -> tuple[str, list[tuple[str, Relation, 
 # -- timing -------------------------------------------------------------------------------
 
 
-def run(n: int, batches: int, profile: cProfile.Profile | None) -> tuple[list[float], Counter]:
+def run(
+    n: int, batches: int, profile: cProfile.Profile | None
+) -> tuple[list[float], list[float], Counter]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env={"KGMEM_HOME": tmp})
         services = build_services(settings)
@@ -268,7 +270,7 @@ def run(n: int, batches: int, profile: cProfile.Profile | None) -> tuple[list[fl
             seconds = build(services, world)
             print(f"  built {n} memories ({services.store.count()} quads) in {seconds:.1f} s")
             outcomes: Counter[str] = Counter()
-            samples = []
+            samples, drains = [], []
             for b in range(batches + 2):
                 drafts = batch(world, services, b)
                 if profile is not None and b >= 2:
@@ -278,10 +280,14 @@ def run(n: int, batches: int, profile: cProfile.Profile | None) -> tuple[list[fl
                 elapsed = (time.perf_counter() - started) * 1000
                 if profile is not None:
                     profile.disable()
+                started = time.perf_counter()  # the projection and index catch up, apart
+                services.feed.drain(USER)
+                drained = (time.perf_counter() - started) * 1000
                 if b >= 2:  # two warm-up batches
                     samples.append(elapsed)
+                    drains.append(drained)
                     outcomes.update(i.outcome.value for i in result.items)
-            return samples, outcomes
+            return samples, drains, outcomes
         finally:
             services.close()
 
@@ -301,14 +307,14 @@ def main() -> None:
     for n in sizes:
         print(f"N={n}")
         profile = cProfile.Profile() if args.profile and n == sizes[-1] else None
-        samples, outcomes = run(n, args.batches, profile)
-        rows.append((n, statistics.median(samples), p95(samples)))
+        samples, drains, outcomes = run(n, args.batches, profile)
+        rows.append((n, statistics.median(samples), p95(samples), statistics.median(drains)))
         print(f"  outcomes over {len(samples)} batches: {dict(sorted(outcomes.items()))}")
         if profile is not None:
             profile.dump_stats(args.profile)
-    print(f"\n{'memories':>10}  {'p50 ms':>8}  {'p95 ms':>8}  {'ms/draft':>8}")
-    for n, median, high in rows:
-        print(f"{n:>10}  {median:>8.1f}  {high:>8.1f}  {median / BATCH:>8.2f}")
+    print(f"\n{'memories':>10}  {'p50 ms':>8}  {'p95 ms':>8}  {'ms/draft':>8}  {'drain p50':>9}")
+    for n, median, high, drain in rows:
+        print(f"{n:>10}  {median:>8.1f}  {high:>8.1f}  {median / BATCH:>8.2f}  {drain:>9.1f}")
     print(f"ratio p50 {sizes[-1]} / {sizes[0]}: {rows[-1][1] / rows[0][1]:.2f}x")
     print(f"batch_draft_p50_ms={rows[-1][1]:.1f}")
 
