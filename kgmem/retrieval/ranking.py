@@ -29,6 +29,7 @@ been, but a pinned, much-cited memory that barely matches cannot bury one that m
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -97,21 +98,23 @@ class QueryContext:
 class Priors:
     """The prior of each document (see the module docstring), with what does not depend on
     the time of the query worked out once per document version: a search walks hundreds of
-    candidates and the same documents come back query after query."""
+    candidates and the same documents come back query after query. Only numbers are kept,
+    under the document object's identity (checked through a weak reference), so the memo
+    holds no memory's content or id: a forgotten memory leaves nothing here."""
 
     def __init__(
         self, policy: StrengthPolicy, weights: RankWeights, *, capacity: int = 200_000
     ) -> None:
         self._policy, self._weights, self._capacity = policy, weights, capacity
-        self._kept: dict[str, tuple[LexicalDoc, _Constants]] = {}
+        self._kept: dict[int, tuple[weakref.ref[LexicalDoc], _Constants]] = {}
 
     def __call__(self, doc: LexicalDoc, now: datetime) -> float:
         """The multiplier of ``doc``'s relevance at ``now``."""
-        found = self._kept.get(doc.id)
-        if found is None or found[0] is not doc:  # a refreshed document is a new object
+        found = self._kept.get(id(doc))
+        if found is None or found[0]() is not doc:  # a refreshed document is a new object
             if len(self._kept) >= self._capacity:
                 self._kept.clear()
-            found = self._kept[doc.id] = (doc, self._constants(doc))
+            found = self._kept[id(doc)] = (weakref.ref(doc), self._constants(doc))
         fixed, times, strength, pinned, idle_from = found[1]
         weights, at = self._weights, now.timestamp()
         latest = max((t for t in times if t <= at), default=None)

@@ -3,7 +3,9 @@ computed straight from a memory record and the strength policy."""
 
 from __future__ import annotations
 
+import gc
 import math
+import weakref
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -89,9 +91,14 @@ def test_a_refreshed_document_is_worked_out_again() -> None:
     assert prior_reasons(cited, NOW) == ["recently used", "cited 5 times"]
 
 
-def test_the_memo_is_bounded() -> None:
+def test_the_memo_is_bounded_and_keeps_no_document() -> None:
     priors = Priors(POLICY, WEIGHTS, capacity=10)
-    for n in range(25):
-        doc = replace(memory(), id=f"urn:m{n}")
+    docs = [replace(memory(), id=f"urn:m{n}", title=f"secret {n}") for n in range(25)]
+    for doc in docs:
         assert priors(doc, NOW) == pytest.approx(expected(doc, NOW), rel=1e-12)
     assert len(priors._kept) <= 10
+    gone = weakref.ref(docs[-1])
+    del docs, doc
+    gc.collect()
+    assert gone() is None  # the memo held no reference: a forgotten memory is not kept alive
+    assert "secret" not in repr(priors._kept) and "urn:m" not in repr(priors._kept)
