@@ -129,7 +129,8 @@ class MemorySearch:
         filters = SearchFilters.of(kinds, tags, time_range, statuses)
         if entity is not None:
             filters = replace(filters, entities=self._entities(uid, check_entity(entity)))
-        cue = find_time_cue(text, self._clock.now())
+        now = self._clock.now()  # one instant for the whole search
+        cue = find_time_cue(text, now)
         lexical = text if cue is None else text[: cue.span[0]] + " " + text[cue.span[1] :]
         stems = _stems(lexical)
         asked = QueryContext(
@@ -141,7 +142,7 @@ class MemorySearch:
             self._index.names_any(uid, stems),
         )
         for _ in range(2):  # once more if the store showed the index a stale document
-            hits, stale = self._search(uid, lexical, stems, asked, filters, cue, k)
+            hits, stale = self._search(uid, lexical, stems, asked, filters, cue, k, now)
             if stale:
                 self._index.refresh(uid, stale)
             else:
@@ -209,6 +210,7 @@ class MemorySearch:
         filters: SearchFilters,
         cue: TimeCue | None,
         k: int,
+        now: datetime,
     ) -> tuple[list[SearchHit], list[str]]:
         scores = self._index.scores(uid, stems)
         floor = _FILL * (scores.best() or 1.0 / _FILL)
@@ -225,8 +227,7 @@ class MemorySearch:
                 scores.setdefault(doc_id, floor)
         hits: list[SearchHit] = []
         stale: list[str] = []
-        now = self._clock.now()
-        for score, doc in self._rank(uid, scores, query, filters, cue, k):
+        for score, doc in self._rank(uid, scores, query, filters, cue, k, now):
             if len(hits) == k:
                 break
             if self._live(uid, doc):
@@ -259,11 +260,12 @@ class MemorySearch:
         filters: SearchFilters,
         cue: TimeCue | None,
         k: int,
+        now: datetime,
     ) -> list[tuple[float, LexicalDoc]]:
         """Documents by final score, walking them in BM25 order and stopping once no further
         one can reach the k-th best score (the prior and temporal factors are bounded), or
         after ``max_candidates`` of them (a query of common words matches most documents)."""
-        now, weights = self._clock.now(), self._weights
+        weights = self._weights
         ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
         ceiling *= query.ceiling(weights)
         best, kept = 0.0, [0.0] * (k + _SPARE)
