@@ -1,7 +1,7 @@
 """The write gate at scale: time ``WriteGate.draft`` of a 25-draft batch over N active memories.
 
     .venv/bin/python benchmarks/batch_draft.py [--memories 10000,100000] [--batches 20]
-                                                [--profile FILE]
+                                                [--profile FILE] [--profile-drain FILE]
 
 For each N, an on-disk store (as the server runs it, built by ``build_services``) is filled
 with N active memories by bulk-loading their quads: each memory has one claim on resolved
@@ -15,7 +15,8 @@ timed): 15 new facts (creates; half about "I"), 5 restatements of stored memorie
 and 5 restatements with a new claim (merges). Prints a table of p50/p95 per size, the ratio
 of the largest to the smallest, the outcome mix, and last ``batch_draft_p50_ms=<p50 at the
 largest size>``. ``--profile FILE`` writes cProfile stats of the timed batches at the largest
-size (read them with ``python -m pstats FILE``).
+size (read them with ``python -m pstats FILE``); ``--profile-drain FILE`` the same of the
+change feed's drains after them (the projection and the index catching up).
 """
 
 from __future__ import annotations
@@ -260,7 +261,10 @@ def _plan(world: World, b: int, j: int) -> tuple[str, list[tuple[str, Relation, 
 
 
 def run(
-    n: int, batches: int, profile: cProfile.Profile | None
+    n: int,
+    batches: int,
+    profile: cProfile.Profile | None,
+    drain_profile: cProfile.Profile | None = None,
 ) -> tuple[list[float], list[float], Counter]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env={"KGMEM_HOME": tmp})
@@ -269,6 +273,8 @@ def run(
             world = World(n)
             seconds = build(services, world)
             print(f"  built {n} memories ({services.store.count()} quads) in {seconds:.1f} s")
+            if drain_profile is not None:  # drain in this thread, where the profiler looks
+                services.feed.stop()
             outcomes: Counter[str] = Counter()
             samples, drains = [], []
             for b in range(batches + 2):
@@ -280,9 +286,13 @@ def run(
                 elapsed = (time.perf_counter() - started) * 1000
                 if profile is not None:
                     profile.disable()
+                if drain_profile is not None and b >= 2:
+                    drain_profile.enable()
                 started = time.perf_counter()  # the projection and index catch up, apart
                 services.feed.drain(USER)
                 drained = (time.perf_counter() - started) * 1000
+                if drain_profile is not None:
+                    drain_profile.disable()
                 if b >= 2:  # two warm-up batches
                     samples.append(elapsed)
                     drains.append(drained)
@@ -301,17 +311,22 @@ def main() -> None:
     parser.add_argument("--memories", default="10000,100000")
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--profile-drain", type=Path)
     args = parser.parse_args()
     sizes = [int(s) for s in args.memories.split(",")]
     rows = []
     for n in sizes:
         print(f"N={n}")
-        profile = cProfile.Profile() if args.profile and n == sizes[-1] else None
-        samples, drains, outcomes = run(n, args.batches, profile)
+        last = n == sizes[-1]
+        profile = cProfile.Profile() if args.profile and last else None
+        drain_profile = cProfile.Profile() if args.profile_drain and last else None
+        samples, drains, outcomes = run(n, args.batches, profile, drain_profile)
         rows.append((n, statistics.median(samples), p95(samples), statistics.median(drains)))
         print(f"  outcomes over {len(samples)} batches: {dict(sorted(outcomes.items()))}")
         if profile is not None:
             profile.dump_stats(args.profile)
+        if drain_profile is not None:
+            drain_profile.dump_stats(args.profile_drain)
     print(f"\n{'memories':>10}  {'p50 ms':>8}  {'p95 ms':>8}  {'ms/draft':>8}  {'drain p50':>9}")
     for n, median, high, drain in rows:
         print(f"{n:>10}  {median:>8.1f}  {high:>8.1f}  {median / BATCH:>8.2f}  {drain:>9.1f}")

@@ -170,9 +170,9 @@ def _iri(row: Row, name: str) -> str:
 
 _CHUNK = 256  # keys per query: one VALUES block, small enough to stay an index join
 # Queries Oxigraph evaluates with a VALUES block by scanning (measured at 10k memories, 31
-# entities: facts 4.6 s / 7.8 s by subject / object against 45 / 212 ms one key at a time,
+# entities: facts 4.7 s / 7.7 s by subject / object against 60 / 40 ms one key at a time,
 # page_of by page 164 ms against 3 ms); their keys are bound one query each.
-_PER_KEY = frozenset({"facts", "page_of"})
+_PER_KEY = frozenset({"facts_at", "page_of"})
 
 
 class StoreReader:
@@ -292,7 +292,9 @@ class StoreReader:
                 _text(r.get("memory")),
                 False,
             )
-            for r in self._edges("facts", at, graph=UserGraphs(uid).kg)
+            for r in self._edges(
+                "facts" if at is None else "facts_at", at, graph=UserGraphs(uid).kg
+            )
         }
         inverses = self.inverses(uid)
         inferred = {

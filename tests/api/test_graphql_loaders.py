@@ -112,7 +112,7 @@ def test_a_page_of_50_entities_costs_as_many_store_queries_as_a_page_of_10(
     assert {t["iri"] for t in second["types"]} == {str(SDO.Person)}
 
 
-ONE_KEY = {"subject", "object", "page"}  # the node variables of index/facts and index/page_of
+ONE_KEY = {"subject", "object", "page"}  # the node variables of index/facts_at, index/page_of
 
 ONE = """
 query($id: ID!) {

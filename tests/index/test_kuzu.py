@@ -6,8 +6,9 @@ import pytest
 from rdflib import Literal, URIRef
 
 from kgmem.index import KuzuProjection, LinkKind, UserRows
+from kgmem.index.reader import StoreReader
 from kgmem.memory.entities import self_entity
-from kgmem.store import Changeset, Quad
+from kgmem.store import Changeset, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF, SDO
 from tests.index.scenes import ALICE_SELF, BOB, Scene, changed_nodes, snapshot, works_at
 from tests.memory.world import ALICE, World
@@ -128,6 +129,21 @@ def test_refresh_after_every_change_of_a_sequence(
         assert not in_sync(projection)
         projection.refresh("alice", changed_nodes(world.store, before))
         assert in_sync(projection)
+
+
+def test_the_facts_read_at_an_entity_are_the_whole_reads_facts_at_it(
+    world: World, scene: Scene, queries: QueryRegistry
+) -> None:
+    """A refresh reads facts one entity at a time with its own query (index/facts_at, typed
+    after the fact pattern so a bound object is an index lookup): it must find exactly what
+    the whole user's read (index/facts) has at that entity, asserted and inferred."""
+    reader = StoreReader(world.store, queries)
+    whole = reader.relates("alice")
+    assert any(r.inferred for r in whole) and any(not r.inferred for r in whole)
+    ends = {end for r in whole for end in (r.source, r.target)}
+    for entity in sorted(ends):
+        at = reader.relates("alice", [URIRef(entity)])
+        assert at == {r for r in whole if entity in (r.source, r.target)}, entity
 
 
 def test_refresh_of_pages_and_sources(
