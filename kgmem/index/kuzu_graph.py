@@ -7,6 +7,7 @@ or a refresh is applied whole or not at all. Kùzu's own errors become
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import fields
@@ -85,6 +86,31 @@ def _edge_params(uid: str, row: Row) -> _Params:
     }
 
 
+# An edge as the projection holds it: table name, end keys, uid and its columns in order.
+_Edge = tuple[Any, ...]
+_ENTITY = "Entity"
+
+
+def _identity(edge: EdgeTable, params: _Params) -> _Edge:
+    return (
+        edge.name,
+        params["a"],
+        params["b"],
+        params["uid"],
+        *(params[c] for c, _ in edge.columns),
+    )
+
+
+def _edge_of(edge: EdgeTable, identity: _Edge) -> _Params:
+    _, a, b, uid, *values = identity
+    return {
+        "a": a,
+        "b": b,
+        "uid": uid,
+        **dict(zip((c for c, _ in edge.columns), values, strict=True)),
+    }
+
+
 def closed(rows: UserRows) -> UserRows:
     """A whole user's ``rows`` without the edges whose ends are not among its nodes: the
     projection cannot hold them, so a fingerprint must not count them."""
@@ -154,15 +180,28 @@ class KuzuGraph:
 
     # -- writes ------------------------------------------------------------------------
 
-    def _write(self, uid: str, rows: UserRows, *, around: bool) -> None:
-        """Append ``rows``, whose nodes the projection does not hold. An edge is written
-        when both ends are among ``rows`` or, when ``around`` (a refresh of some nodes),
-        already in the projection; other edges are dropped, as :func:`closed` drops them."""
+    def _write(
+        self,
+        uid: str,
+        rows: UserRows,
+        *,
+        around: bool,
+        kept: frozenset[str] = frozenset(),
+        held: Counter[_Edge] | None = None,
+    ) -> None:
+        """Append ``rows``, whose nodes the projection does not hold, except the entities
+        ``kept`` (keys), which it holds with ``held``, the edges at them: their columns are
+        set, an edge of ``held`` that ``rows`` repeats stays, any other is deleted. An edge
+        is written when both ends are among ``rows`` or, when ``around`` (a refresh of some
+        nodes), already in the projection; other edges are dropped, as :func:`closed` does."""
         found = list(rows.tables().values())
         known: dict[str, set[str]] = {}
         for table, node_rows in zip(NODES, found, strict=False):
             params = [_node_params(uid, r) for r in node_rows]
             known[table.name] = {p["key"] for p in params}
+            if table.name == _ENTITY:
+                self._batches(table.update(), (p for p in params if p["key"] in kept))
+                params = [p for p in params if p["key"] not in kept]
             self._batches(table.copy(), params)
         edges = [
             (edge, [_edge_params(uid, r) for r in edge_rows])
@@ -170,11 +209,25 @@ class KuzuGraph:
         ]
         if around:
             self._add_held(uid, known, edges)
+        stale = Counter(held or ())
+        writes: list[tuple[EdgeTable, list[_Params]]] = []
         for edge, params in edges:
             ends = known[edge.source], known[edge.target]
-            self._batches(
-                edge.copy(), (p for p in params if p["a"] in ends[0] and p["b"] in ends[1])
-            )
+            write = []
+            for p in params:
+                if p["a"] not in ends[0] or p["b"] not in ends[1]:
+                    continue
+                identity = _identity(edge, p)
+                if stale[identity] == 1:
+                    del stale[identity]  # held once and still so: left as it is
+                else:
+                    write.append(p)
+            writes.append((edge, write))
+        for edge in EDGES:  # held edges that rows no longer has (or held twice: drift)
+            gone = [_edge_of(edge, identity) for identity in stale if identity[0] == edge.name]
+            self._batches(edge.delete_rows(), gone)
+        for edge, write in writes:
+            self._batches(edge.copy(), write)
 
     def _add_held(
         self, uid: str, known: dict[str, set[str]], edges: list[tuple[EdgeTable, list[_Params]]]
@@ -188,10 +241,7 @@ class KuzuGraph:
                 if name == table.name
                 for p in params
             }
-            missing = sorted(ends - known[table.name])
-            if missing:
-                held = self.run(table.ids_of_keys(), {"keys": missing})
-                known[table.name] |= {node_key(uid, row[0]) for row in held}
+            known[table.name] |= self._held(uid, table.name, sorted(ends - known[table.name]))
 
     def replace_user(self, uid: str, rows: UserRows) -> None:
         """Drop every row of ``uid`` and write ``rows``, in one transaction."""
@@ -202,14 +252,47 @@ class KuzuGraph:
 
     def replace_nodes(self, uid: str, nodes: NodeSet, rows: UserRows) -> None:
         """Make ``nodes`` and every edge at them what ``rows`` says, in one transaction:
-        nodes absent from ``rows`` are deleted with their edges."""
+        nodes absent from ``rows`` are deleted with their edges. An entity that stays keeps
+        its node, and of the edges at it only those that changed are deleted or written: a
+        hub (the user's own entity) has thousands, and a write touches a few."""
+        stays = {node_key(uid, r.id) for r in rows.entities}
+        kept = frozenset(
+            self._held(uid, _ENTITY, [k for k in self._keys(uid, nodes.entities) if k in stays])
+        )
         sets = (nodes.entities, nodes.memories, nodes.pages, nodes.sources)
         with self._transaction():
+            held = self._edges_at(sorted(kept))
+            gone: set[str] = set()
             for table, iris in zip(NODES, sets, strict=True):
-                keys = self._keys(uid, iris)
+                keys = [k for k in self._keys(uid, iris) if k not in kept]
                 if keys:
                     self.run(table.delete_keys(), {"keys": keys})
-            self._write(uid, rows, around=True)
+                    gone.update(keys)
+            # an edge to a node deleted just now went with it
+            held = Counter({e: n for e, n in held.items() if e[1] not in gone and e[2] not in gone})
+            self._write(uid, rows, around=True, kept=kept, held=held)
+
+    def _held(self, uid: str, table: str, keys: list[str]) -> set[str]:
+        """Which of the node ``keys`` of ``table`` the projection holds."""
+        if not keys:
+            return set()
+        [found] = [t for t in NODES if t.name == table]
+        return {node_key(uid, row[0]) for row in self.run(found.ids_of_keys(), {"keys": keys})}
+
+    def _edges_at(self, keys: list[str]) -> Counter[_Edge]:
+        """The edges at the entities ``keys``, each counted once however many ends it has
+        among them (a duplicate edge is drift, counted twice)."""
+        found: dict[tuple[str, int, int], _Edge] = {}
+        if not keys:
+            return Counter()
+        for edge in EDGES:
+            ends = [
+                end for end, table in (("a", edge.source), ("b", edge.target)) if table == _ENTITY
+            ]
+            for end in ends:
+                for internal, *rest in self.run(edge.at(end), {"keys": keys}):
+                    found[(edge.name, *_internal(internal))] = (edge.name, *rest)
+        return Counter(found.values())
 
     # -- reads -------------------------------------------------------------------------
 

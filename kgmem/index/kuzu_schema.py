@@ -62,6 +62,11 @@ class NodeTable:
     def ids_of_keys(self) -> str:
         return f"MATCH (n:{self.name}) WHERE n.key IN $keys RETURN n.id"
 
+    def update(self) -> str:
+        """Set the columns of the nodes ``$rows`` (by key), keeping their edges."""
+        columns = ", ".join(f"n.{c} = {_typed(c, t)}" for c, t in self.columns)
+        return f"UNWIND $rows AS r MATCH (n:{self.name} {{key: r.key}}) SET n.id = r.id, {columns}"
+
     def uids(self) -> str:
         return f"MATCH (n:{self.name}) RETURN DISTINCT n.uid"
 
@@ -93,6 +98,23 @@ class EdgeTable:
         return (
             f"MATCH (a:{self.source})-[e:{self.name}]->(b:{self.target}) WHERE e.uid = $uid "
             f"RETURN a.id, b.id{columns}"
+        )
+
+    def at(self, end: str) -> str:
+        """This table's edges whose ``end`` (``a`` source, ``b`` target) is one of the nodes
+        ``$keys``: internal id, end keys and columns, as :meth:`delete_rows` takes them."""
+        columns = "".join(f", e.{c}" for c, _ in self.columns)
+        return (
+            f"MATCH (a:{self.source})-[e:{self.name}]->(b:{self.target}) "
+            f"WHERE {end}.key IN $keys RETURN ID(e), a.key, b.key, e.uid{columns}"
+        )
+
+    def delete_rows(self) -> str:
+        """Delete the edges ``$rows`` (``a``, ``b``: node keys; every column equal)."""
+        same = "".join(f" AND e.{c} = {_typed(c, t)}" for c, t in self.columns)
+        return (
+            f"UNWIND $rows AS r MATCH (a:{self.source} {{key: r.a}})-[e:{self.name}]->"
+            f"(b:{self.target} {{key: r.b}}) WHERE e.uid = r.uid{same} DELETE e"
         )
 
     def delete_at(self, table: str) -> list[str]:

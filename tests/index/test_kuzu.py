@@ -79,6 +79,44 @@ def test_refresh_after_a_new_memory(projection: KuzuProjection, world: World, sc
     }
 
 
+_EDGES_AT = (
+    "MATCH (a:Entity)-[e]-(b) WHERE a.key = $key "
+    "RETURN DISTINCT label(e), offset(ID(e)), a.id, b.id"
+)
+
+
+def test_a_refresh_leaves_the_unchanged_edges_of_an_entity_as_they_are(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    """The user's own entity is a hub: a write about it rewrites only the edges it changed
+    (same Kùzu edge ids for the rest), and a duplicated edge there (drift) is mended."""
+    graph = projection._graph  # the projection's own database, to see its edge ids
+    key = {"key": f"alice|{ALICE_SELF}"}
+    before = set(map(tuple, graph.run(_EDGES_AT, key)))
+    [dup] = graph.run(
+        "MATCH (a:Entity)-[e:RELATES]->(b:Entity) WHERE a.key = $key "
+        "RETURN b.key, e.uid, e.predicate, e.memory, e.inferred LIMIT 1",
+        key,
+    )
+    graph.run(
+        "MATCH (a:Entity {key: $key}), (b:Entity {key: $b}) CREATE (a)-[:RELATES "
+        "{uid: $uid, predicate: $p, memory: $m, inferred: $i}]->(b)",
+        {**key, "b": dup[0], "uid": dup[1], "p": dup[2], "m": dup[3], "i": dup[4]},
+    )
+    assert not in_sync(projection)
+    stored = snapshot(world.store)
+    msg = world.say("user", "I also work at Globex.")
+    [item] = world.draft(works_at(msg, "Globex", "I also work at Globex"))
+    projection.refresh("alice", changed_nodes(world.store, stored) | {ALICE_SELF})
+    assert in_sync(projection)
+    after = set(map(tuple, graph.run(_EDGES_AT, key)))
+    duplicated = {e for e in before if e[0] == "RELATES" and e[3] == dup[0].split("|", 1)[1]}
+    assert before - after == duplicated  # only the duplicated edge was rewritten
+    new = {(e[0], e[3]) for e in after - before}
+    globex = entity(projection.rows("alice"), "Globex")
+    assert ("ABOUT", str(item.memory)) in new and ("RELATES", globex) in new
+
+
 def test_refresh_of_the_memory_alone_after_archive(
     projection: KuzuProjection, world: World, scene: Scene
 ) -> None:
