@@ -203,31 +203,27 @@ class KuzuGraph:
                 self._batches(table.update(), (p for p in params if p["key"] in kept))
                 params = [p for p in params if p["key"] not in kept]
             self._batches(table.copy(), params)
-        edges = [
-            (edge, [_edge_params(uid, r) for r in edge_rows])
-            for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True)
-        ]
-        if around:
-            self._add_held(uid, known, edges)
         stale = Counter(held or ())
-        writes: list[tuple[EdgeTable, list[_Params]]] = []
-        for edge, params in edges:
-            ends = known[edge.source], known[edge.target]
+        edges: list[tuple[EdgeTable, list[_Params]]] = []
+        for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
             write = []
-            for p in params:
-                if p["a"] not in ends[0] or p["b"] not in ends[1]:
-                    continue
+            for p in (_edge_params(uid, r) for r in edge_rows):
                 identity = _identity(edge, p)
                 if stale[identity] == 1:
                     del stale[identity]  # held once and still so: left as it is
                 else:
                     write.append(p)
-            writes.append((edge, write))
+            edges.append((edge, write))
+        if around:
+            self._add_held(uid, known, edges)
         for edge in EDGES:  # held edges that rows no longer has (or held twice: drift)
             gone = [_edge_of(edge, identity) for identity in stale if identity[0] == edge.name]
             self._batches(edge.delete_rows(), gone)
-        for edge, write in writes:
-            self._batches(edge.copy(), write)
+        for edge, params in edges:
+            ends = known[edge.source], known[edge.target]
+            self._batches(
+                edge.copy(), (p for p in params if p["a"] in ends[0] and p["b"] in ends[1])
+            )
 
     def _add_held(
         self, uid: str, known: dict[str, set[str]], edges: list[tuple[EdgeTable, list[_Params]]]

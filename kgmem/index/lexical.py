@@ -185,7 +185,7 @@ class LexicalIndex:
 
     def _apply(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> int:
         self._versions[uid] = self._versions.get(uid, 0) + 1
-        docs, notes = self._targets(uid, nodes)
+        docs, notes = self._targets(uid, shard, nodes)
         changed = 0
         for doc_id, kind in docs.items():
             old, fresh = shard.remove(doc_id), self._load(uid, shard, kind, URIRef(doc_id))
@@ -196,8 +196,12 @@ class LexicalIndex:
         shard.calibrate()
         return changed
 
-    def _targets(self, uid: str, nodes: Iterable[URIRef | str]) -> tuple[dict[str, str], set[str]]:
-        """The memory and page docs (with their kind), and the note revisions, ``nodes`` touch."""
+    def _targets(
+        self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]
+    ) -> tuple[dict[str, str], set[str]]:
+        """The memory and page docs (with their kind), and the note revisions, ``nodes`` touch.
+        An entity touches the documents about it only when its names changed: a fact about
+        the user's own entity must not re-read every memory about the user."""
         graphs = UserGraphs(uid)
         docs: dict[str, str] = {}
         notes: set[str] = set()
@@ -214,12 +218,22 @@ class LexicalIndex:
                 for graph in (graphs.kg, graphs.quarantine):
                     for row in self._store.select(query, {"graph": graph, **bindings}):
                         docs[str(row["memory"])] = "memory"
-            elif kind == "entity":
+            elif kind == "entity" and self._renamed(uid, shard, iri):
                 query, entity = self._queries["index/lexical_related"], URIRef(iri)
                 for graph in (graphs.kg, graphs.quarantine):
                     for row in self._store.select(query, {"graph": graph, "entity": entity}):
                         docs[str(row["node"])] = _kind(graphs, str(row["node"]))
         return docs, notes
+
+    def _renamed(self, uid: str, shard: Shard, entity: str) -> bool:
+        """Whether ``entity``'s names and aliases differ from those its documents were
+        indexed with (so they must be read again); forgets them if so."""
+        query, kg = self._queries["index/lexical_entity_names"], UserGraphs(uid).kg
+        rows = self._store.select(query, {"kg": kg, "entity": URIRef(entity)})
+        if shard.entity_texts.get(entity) == frozenset(str(r["text"]) for r in rows):
+            return False
+        shard.entity_texts.pop(entity, None)
+        return True
 
     def _refresh_notes(self, uid: str, shard: Shard, notes: set[str]) -> int:
         query, paths = self._queries["index/lexical_notes"], set()
@@ -262,6 +276,7 @@ class LexicalIndex:
         graphs = UserGraphs(uid)
         bindings = {"graph": graph, "kg": graphs.kg, **one}
         pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        names: dict[str, set[str]] = defaultdict(set)
         for row in self._store.select(self._queries["index/lexical_memory_texts"], bindings):
             field, term = str(row["field"]), row.get("term")
             text = str(row["text"]) if "text" in row else str(term)
@@ -269,7 +284,10 @@ class LexicalIndex:
                 text = self._label(uid, shard, text)
             elif field == "entity" and term is not None:
                 shard.name(str(term), text)
+                names[str(term)].add(text)
             pieces[str(row["memory"])][field].append(text)
+        # each memory's rows carry every name and alias of its entities, as the store has them
+        shard.entity_texts.update((entity, frozenset(found)) for entity, found in names.items())
         self._conversation(graphs, graph, one, pieces)
         return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
 

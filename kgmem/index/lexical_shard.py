@@ -60,6 +60,8 @@ class Shard:
         self._first: dict[str, dict[int, list[str]]] = {}  # entity -> n -> its first n docs
         self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
         self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
+        # entity -> the name and alias texts the documents about it were indexed with
+        self.entity_texts: dict[str, frozenset[str]] = {}
 
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)

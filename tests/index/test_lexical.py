@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from rdflib import Literal
@@ -130,6 +131,33 @@ def test_refresh_of_an_entity_reindexes_the_memories_about_it(world: World) -> N
     unknown = stable_node("alice", NodeKind.ENTITY, "nobody")
     assert index.refresh("alice", [unknown, named.subject]) == 1
     assert found(index, "penguin") == [str(job.memory)]
+
+
+def test_refresh_of_an_entity_reads_its_documents_again_only_when_its_names_change(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's own entity is in most commits (a fact about them): its hundreds of
+    documents are read again only when a name or alias of it changed."""
+    msg = world.say("user", "I work at Initech.")
+    [job] = world.draft(works_at(msg, "Initech"))
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "initech") == [str(job.memory)]
+    [named] = world.store.quads(ALICE.kg, None, KGM.name, Literal("Initech"))
+    reads: list[str] = []
+    select = world.store.select
+
+    def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(query.name)
+        return select(query, *args, **kwargs)
+
+    monkeypatch.setattr(world.store, "select", counting)
+    founded = Quad(named.subject, SDO.foundingDate, Literal("1999"), ALICE.kg)
+    world.store.commit(Changeset.of([founded]))
+    assert index.refresh("alice", [named.subject]) == 0
+    assert "index/lexical_memory_texts" not in reads, reads
+    world.store.commit(Changeset.of([Quad(named.subject, KGM.alias, Literal("Inny"), ALICE.kg)]))
+    assert index.refresh("alice", [named.subject]) == 1
+    assert "index/lexical_memory_texts" in reads and found(index, "inny") == [str(job.memory)]
 
 
 def test_refresh_keeps_the_latest_note_revision(world: World) -> None:
