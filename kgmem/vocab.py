@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from hashlib import sha256
 
-from rdflib import Namespace, URIRef
+from rdflib import Literal, Namespace, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, SKOS, XSD
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "SKOS",
     "XSD",
     "VocabEnum",
+    "claim_key",
     "prefix_declaration",
 ]
 
@@ -61,3 +63,11 @@ PREFIXES: dict[str, str] = {
     "kko": str(KKO),
     "rc": str(RC),
 }
+
+
+def claim_key(subject: URIRef, predicate: URIRef, value: URIRef | Literal) -> str:
+    """The value of a claim's ``kgm:claimKey``: its subject, predicate and object or value
+    hashed (negation aside, so a claim and its negation share it). The gate finds the
+    claims of a fact by it, and so does the projection."""
+    text = "\x1f".join((subject.n3(), predicate.n3(), value.n3()))
+    return sha256(text.encode()).hexdigest()[:32]

@@ -25,11 +25,22 @@ __all__ = [
     "GraphProjection",
     "Link",
     "LinkKind",
+    "Links",
     "Neighbour",
     "OpenReport",
     "ReconcileReport",
     "TableFingerprint",
 ]
+
+
+@dataclass(frozen=True)
+class Links:
+    """Of the nodes a change touched: those whose every change was a link to another node of
+    the user (a fact at an entity, not its name), and the links (subject, object) changed.
+    A projection may refresh just those links at such a node instead of all of its edges."""
+
+    only: frozenset[URIRef] = frozenset()
+    pairs: frozenset[tuple[URIRef, URIRef]] = frozenset()
 
 
 class LinkKind(StrEnum):
@@ -141,8 +152,9 @@ class GraphProjection(Protocol):
         """Drop the user's rows and load them again from the store; the new fingerprint."""
         ...
 
-    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> None:
-        """Re-read ``nodes`` (any IRIs a change touched) and every edge at them."""
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
+        """Re-read ``nodes`` (any IRIs a change touched) and every edge at them (at a node
+        of ``links.only``, only its links of ``links.pairs``)."""
         ...
 
     def neighbourhood(

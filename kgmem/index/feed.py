@@ -2,9 +2,10 @@
 
 Whoever writes (the gate, the lifecycle, sources, a consolidation pass, the author stage), the
 store runs :class:`ChangeFeed` as a commit hook: the commit carries a durable outbox entry
-listing the nodes it touched (:mod:`kgmem.index.feed_outbox`). Draining reads a user's
-entries oldest first in bounded batches, refreshes every target (the Kùzu projection, the
-lexical index) with each batch's nodes, and deletes the batch; a target that fails leaves the
+listing the nodes it touched and how (:mod:`kgmem.index.feed_outbox`). Draining reads a
+user's entries oldest first in bounded batches, refreshes every target (the Kùzu projection,
+the lexical index) with each batch's nodes (and which of them changed only by their links to
+other nodes: the projection then re-reads just those links), and deletes the batch; a target that fails leaves the
 batch in place for a later retry (with backoff), so nothing is lost and nothing is skipped.
 
 When it drains:
@@ -31,7 +32,14 @@ from typing import Protocol
 
 from rdflib import URIRef
 
-from kgmem.index.feed_outbox import Outbox, projected_user, purged_users, touched_nodes
+from kgmem.index.base import Links
+from kgmem.index.feed_outbox import (
+    Changes,
+    Outbox,
+    projected_user,
+    purged_users,
+    touched_nodes,
+)
 from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
 
 __all__ = ["ChangeFeed", "DrainReport", "FeedTarget"]
@@ -42,9 +50,11 @@ _PARTS = ("claim/", "evidence/")  # node kinds that stand for the memory they be
 
 
 class FeedTarget(Protocol):
-    """A projection the feed keeps current: re-read these nodes of this user."""
+    """A projection the feed keeps current: re-read these nodes of this user (``links``:
+    which of them changed only by their links to other nodes, and those links; a target
+    may use it to read less, or ignore it)."""
 
-    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> object: ...
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -195,8 +205,10 @@ class ChangeFeed:
             if done.issuperset(entries):  # deleted but still listed: never spin on it
                 log.error("outbox entries of %s survive their deletion: %s", uid, entries[:3])
                 return DrainReport(uid, drained, batches, ("store",))
-            for batch, nodes in self._batches(uid, entries):
-                failed = tuple(_name(t) for t in self._targets if not self._refresh(t, uid, nodes))
+            for batch, nodes, links in self._batches(uid, entries):
+                failed = tuple(
+                    _name(t) for t in self._targets if not self._refresh(t, uid, nodes, links)
+                )
                 if failed:
                     return DrainReport(uid, drained, batches, failed)
                 self._outbox.delete(uid, batch)
@@ -206,17 +218,17 @@ class ChangeFeed:
 
     def _batches(
         self, uid: str, entries: list[URIRef]
-    ) -> Iterator[tuple[list[URIRef], set[URIRef]]]:
+    ) -> Iterator[tuple[list[URIRef], set[URIRef], Links]]:
         batch: list[URIRef] = []
-        nodes: set[URIRef] = set()
+        changes = Changes()
         for entry in entries:
             batch.append(entry)
-            nodes |= self._outbox.nodes(uid, entry)
-            if len(batch) >= self._batch or len(nodes) >= self._max_nodes:
-                yield batch, self._with_owners(uid, nodes)
-                batch, nodes = [], set()
+            changes.add(self._outbox.changes(uid, entry))
+            if len(batch) >= self._batch or len(changes.nodes) >= self._max_nodes:
+                yield batch, self._with_owners(uid, changes.nodes), changes.links()
+                batch, changes = [], Changes()
         if batch:
-            yield batch, self._with_owners(uid, nodes)
+            yield batch, self._with_owners(uid, changes.nodes), changes.links()
 
     def _with_owners(self, uid: str, nodes: set[URIRef]) -> set[URIRef]:
         """``nodes`` and the memories of the claims and evidence items among them."""
@@ -230,9 +242,9 @@ class ChangeFeed:
                     owners |= {m for r in rows if isinstance(m := r["memory"], URIRef)}
         return nodes | owners
 
-    def _refresh(self, target: FeedTarget, uid: str, nodes: set[URIRef]) -> bool:
+    def _refresh(self, target: FeedTarget, uid: str, nodes: set[URIRef], links: Links) -> bool:
         try:
-            target.refresh(uid, sorted(nodes))
+            target.refresh(uid, sorted(nodes), links)
         except Exception:
             log.exception("%s failed to refresh %d nodes of %s", _name(target), len(nodes), uid)
             return False

@@ -2,8 +2,13 @@
 
 An entry lists the nodes a commit touched in the user's projected graphs (kg, sources,
 quarantine): the subject of every quad it added or removed, and every subject of a graph it
-dropped. It is written by a commit hook in the same atomic write as the change, so a change
-without its entry (or an entry without its change) cannot exist, whatever wrote the change.
+dropped. It also says how: a subject whose quad points at another node of the user (a fact
+between two entities, a memory about an entity) is *linked* to it (``kgm:changedLink``, "s o"),
+any other change (a name, a type, a status, a text) changed the subject's own *data*
+(``kgm:changedData``), so a projection can refresh a hub entity's changed links without
+re-reading everything at it. An entry with neither (written before they existed) says only
+"these nodes changed". It is written by a commit hook in the same atomic write as the change,
+so a change without its entry (or an entry without its change) cannot exist, whatever wrote it.
 
 Entries are state-free: a projection refreshes the listed nodes by reading the store as it
 is when it drains them, so draining entries in any order, or twice, gives the same result.
@@ -16,10 +21,12 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
+from kgmem.index.base import Links
 from kgmem.store import (
     Changeset,
     GraphKind,
@@ -32,10 +39,11 @@ from kgmem.store import (
 )
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["Outbox", "projected_user", "purged_users", "touched_nodes"]
+__all__ = ["Changes", "Outbox", "projected_user", "purged_users", "touched_nodes", "user_changes"]
 
 _PROJECTED = {GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE}
 _TYPE, _ENTRY, _NODE = URIRef(RDF.type), URIRef(KGM.OutboxEntry), URIRef(KGM.changedNode)
+_DATA, _LINK = URIRef(KGM.changedData), URIRef(KGM.changedLink)
 _DIGITS = 20  # time.time_ns() has 19 digits until the year 2286
 
 
@@ -52,14 +60,48 @@ def projected_user(graph: URIRef) -> str | None:
 
 def touched_nodes(quads: Iterable[Quad]) -> dict[str, set[URIRef]]:
     """Per user, the subjects of ``quads`` that are in one of the user's projected graphs."""
-    owners: dict[URIRef, str | None] = {}
-    found: dict[str, set[URIRef]] = defaultdict(set)
+    return {uid: changes.nodes for uid, changes in user_changes(quads).items()}
+
+
+@dataclass
+class Changes:
+    """One user's changes in one commit (or a batch of entries): the subjects, those whose
+    own data changed, and the links; ``exact`` is False for an entry that does not say."""
+
+    nodes: set[URIRef] = field(default_factory=set)
+    data: set[URIRef] = field(default_factory=set)
+    pairs: set[tuple[URIRef, URIRef]] = field(default_factory=set)
+    exact: bool = True
+
+    def add(self, other: Changes) -> None:
+        self.nodes |= other.nodes
+        self.pairs |= other.pairs
+        # an entry that does not say how its nodes changed counts them all as data
+        self.data |= other.data if other.exact else other.nodes
+
+    def links(self) -> Links:
+        linked = {s for s, _ in self.pairs}
+        return Links(frozenset(linked - self.data), frozenset(self.pairs))
+
+
+def user_changes(quads: Iterable[Quad]) -> dict[str, Changes]:
+    """Per user, what ``quads`` (in the user's projected graphs) change: see the module."""
+    owners: dict[URIRef, tuple[str, str] | None] = {}
+    found: dict[str, Changes] = defaultdict(Changes)
     for quad in quads:
         if quad.graph not in owners:
-            owners[quad.graph] = projected_user(quad.graph)
-        uid = owners[quad.graph]
-        if uid is not None and isinstance(quad.subject, URIRef):
-            found[uid].add(quad.subject)
+            uid = projected_user(quad.graph)
+            owners[quad.graph] = None if uid is None else (uid, UserGraphs(uid).node_base)
+        owner = owners[quad.graph]
+        if owner is None or not isinstance(quad.subject, URIRef):
+            continue
+        (uid, base), obj = owner, quad.object
+        changes = found[uid]
+        changes.nodes.add(quad.subject)
+        if isinstance(obj, URIRef) and quad.predicate != _TYPE and obj.startswith(base):
+            changes.pairs.add((quad.subject, obj))
+        else:
+            changes.data.add(quad.subject)
     return dict(found)
 
 
@@ -93,10 +135,12 @@ class Outbox:
         if dropped:  # read before the drop: every node of the graph goes
             quads = itertools.chain(quads, *(self._store.quads(g) for g in dropped))
         add: list[Quad] = []
-        for uid, nodes in sorted(touched_nodes(quads).items()):
+        for uid, user in sorted(user_changes(quads).items()):
             entry, graph = self._next_entry(uid), UserGraphs(uid).outbox
             add.append(Quad(entry, _TYPE, _ENTRY, graph))
-            add += (Quad(entry, _NODE, node, graph) for node in sorted(nodes))
+            add += (Quad(entry, _NODE, node, graph) for node in sorted(user.nodes))
+            add += (Quad(entry, _DATA, node, graph) for node in sorted(user.data))
+            add += (Quad(entry, _LINK, Literal(f"{s} {o}"), graph) for s, o in sorted(user.pairs))
         return Changeset.of(add)
 
     def users(self) -> list[str]:
@@ -110,11 +154,18 @@ class Outbox:
         )
         return [e for row in rows if isinstance(e := row["entry"], URIRef)]
 
-    def nodes(self, uid: str, entry: URIRef) -> set[URIRef]:
-        graph = UserGraphs(uid).outbox
-        return {
-            q.object for q in self._store.quads(graph, entry, _NODE) if isinstance(q.object, URIRef)
-        }
+    def changes(self, uid: str, entry: URIRef) -> Changes:
+        """What ``entry`` says changed."""
+        found = Changes()
+        for q in self._store.quads(UserGraphs(uid).outbox, entry):
+            if q.predicate == _NODE and isinstance(q.object, URIRef):
+                found.nodes.add(q.object)
+            elif q.predicate == _DATA and isinstance(q.object, URIRef):
+                found.data.add(q.object)
+            elif q.predicate == _LINK and len(ends := str(q.object).split(" ")) == 2:
+                found.pairs.add((URIRef(ends[0]), URIRef(ends[1])))
+        found.exact = bool(found.data or found.pairs) or not found.nodes
+        return found
 
     def delete(self, uid: str, entries: Iterable[URIRef]) -> None:
         """Remove drained entries (one commit; it touches no projected graph)."""

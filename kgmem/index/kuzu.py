@@ -10,12 +10,13 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Collection, Iterable
+from itertools import combinations
 from pathlib import Path
 from types import TracebackType
 
 from rdflib import URIRef
 
-from kgmem.index.base import Fingerprint, Neighbour, OpenReport, ReconcileReport
+from kgmem.index.base import Fingerprint, Links, Neighbour, OpenReport, ReconcileReport
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.reader import NodeSet, StoreReader
@@ -76,25 +77,57 @@ class KuzuProjection:
             self._graph.replace_user(uid, rows)
         return fingerprint_of(rows)
 
-    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> None:
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
         """Re-read ``nodes`` from the store and replace them and every edge at them.
 
         Any IRI may be given: a memory, entity, page or source is re-read (deleted when the
         store no longer has it); a claim or evidence item stands for its memory; a memory
         also refreshes the entities it touches, in the store and in the projection, since
         their facts and shared-memory links depend on its status.
+
+        With ``links`` (what the change feed's entries say), an entity whose own data did not
+        change (``links.only``: say the user's own entity when a fact about them was written)
+        keeps its node and its other edges: only the facts and shared-memory counts between
+        it and the entities the change links it to, or that a changed memory touches, are
+        read again. A hub's refresh then costs what the change touched, not its thousands
+        of edges.
         """
         check_id(uid, "user id")
         wanted = {URIRef(str(n)) for n in nodes}
         if not wanted:
             return
         with self._lock:
-            stored, touched = self._reader.classify(uid, wanted)
+            stored = self._reader.classify(uid, wanted)
             held = self._graph.holding(uid, wanted)
             memories = stored.memories | held.memories
-            linked = self._graph.linked_entities(uid, memories)
-            affected = stored | held | NodeSet(entities=frozenset(touched | linked))
-            self._graph.replace_nodes(uid, affected, self._reader.around(uid, affected))
+            if links is None:
+                touched = self._reader.memory_entities(uid, memories)
+                linked = self._graph.linked_entities(uid, memories)
+                affected = stored | held | NodeSet(entities=frozenset(touched | linked))
+                self._graph.replace_nodes(uid, affected, self._reader.around(uid, affected))
+                return
+            ends = {e for pair in links.pairs for e in pair} - wanted
+            entities = stored.entities | held.entities | self._entities(uid, ends)
+            own = frozenset((stored.entities | held.entities) - links.only)
+            groups = [set(pair) for pair in links.pairs if entities.issuperset(pair)]
+            groups += self._reader.memory_entity_sets(uid, memories).values()
+            groups += self._graph.memory_entity_sets(uid, memories).values()
+            pairs = {
+                (str(a), str(b))
+                for group in groups
+                for a, b in combinations(sorted(group, key=str), 2)
+                if a not in own and b not in own
+            }
+            affected = NodeSet(
+                own, memories, stored.pages | held.pages, stored.sources | held.sources
+            )
+            rows = self._reader.around(uid, affected)
+            rows |= self._reader.between(uid, [(URIRef(a), URIRef(b)) for a, b in pairs])
+            self._graph.replace_nodes(uid, affected, rows, pairs)
+
+    def _entities(self, uid: str, iris: set[URIRef]) -> frozenset[URIRef]:
+        """Which of ``iris`` are entities, in the store or in the projection."""
+        return self._reader.classify(uid, iris).entities | self._graph.holding(uid, iris).entities
 
     # -- reads -------------------------------------------------------------------------
 

@@ -246,8 +246,15 @@ class KuzuGraph:
                 self.run(table.delete_user(), {"uid": uid})
             self._write(uid, rows, around=False)
 
-    def replace_nodes(self, uid: str, nodes: NodeSet, rows: UserRows) -> None:
-        """Make ``nodes`` and every edge at them what ``rows`` says, in one transaction:
+    def replace_nodes(
+        self,
+        uid: str,
+        nodes: NodeSet,
+        rows: UserRows,
+        pairs: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """Make ``nodes`` and every edge at them, and the entity-to-entity edges between each
+        of ``pairs`` (neither end among ``nodes``), what ``rows`` says, in one transaction:
         nodes absent from ``rows`` are deleted with their edges. An entity that stays keeps
         its node, and of the edges at it only those that changed are deleted or written: a
         hub (the user's own entity) has thousands, and a write touches a few."""
@@ -264,6 +271,14 @@ class KuzuGraph:
                 if keys:
                     self.run(table.delete_keys(), {"keys": keys})
                     gone.update(keys)
+            between = [
+                {"a": node_key(uid, a), "b": node_key(uid, b)}
+                for pair in sorted(pairs)
+                for a, b in (pair, pair[::-1])
+            ]
+            for edge in EDGES:
+                if edge.source == edge.target == _ENTITY:
+                    self._batches(edge.delete_between(), between)
             # an edge to a node deleted just now went with it
             held = Counter({e: n for e, n in held.items() if e[1] not in gone and e[2] not in gone})
             self._write(uid, rows, around=True, kept=kept, held=held)
@@ -320,19 +335,27 @@ class KuzuGraph:
 
     def linked_entities(self, uid: str, memories: Iterable[URIRef]) -> set[URIRef]:
         """Entities the projection links to ``memories`` (ABOUT, or a RELATES they back)."""
+        return set().union(*self.memory_entity_sets(uid, memories).values())
+
+    def memory_entity_sets(self, uid: str, memories: Iterable[URIRef]) -> dict[URIRef, set[URIRef]]:
+        """Each memory's entities in the projection: ABOUT, and the ends of the RELATES it
+        backs."""
         ids = sorted(str(m) for m in memories)
+        found: dict[URIRef, set[URIRef]] = {}
         if not ids:
-            return set()
+            return found
         about = self.run(
-            "MATCH (m:Memory)-[:ABOUT]->(e:Entity) WHERE m.key IN $keys RETURN e.id",
+            "MATCH (m:Memory)-[:ABOUT]->(e:Entity) WHERE m.key IN $keys RETURN m.id, e.id",
             {"keys": self._keys(uid, ids)},
         )
         facts = self.run(
             "MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE r.uid = $uid AND r.memory IN $ids "
-            "RETURN a.id, b.id",
+            "RETURN r.memory, a.id, b.id",
             {"uid": uid, "ids": ids},
         )
-        return {URIRef(r[0]) for r in about} | {URIRef(i) for r in facts for i in r}
+        for memory, *ends in (*about, *facts):
+            found.setdefault(URIRef(memory), set()).update(URIRef(e) for e in ends)
+        return found
 
     def linked(self, uid: str, entity: str, limit: int) -> list[URIRef]:
         rows = self.run(_LINKED, {"key": node_key(uid, entity), "uid": uid, "limit": limit})

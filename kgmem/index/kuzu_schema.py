@@ -109,6 +109,14 @@ class EdgeTable:
             f"WHERE {end}.key IN $keys RETURN ID(e), a.key, b.key, e.uid{columns}"
         )
 
+    def delete_between(self) -> str:
+        """Delete this table's edges from ``a`` to ``b`` of each row of ``$rows`` (node keys;
+        Kùzu deletes no undirected match: give both orders for either way)."""
+        return (
+            f"UNWIND $rows AS r MATCH (a:{self.source} {{key: r.a}})-[e:{self.name}]->"
+            f"(b:{self.target} {{key: r.b}}) DELETE e"
+        )
+
     def delete_rows(self) -> str:
         """Delete the edges ``$rows`` (``a``, ``b``: node keys; every column equal)."""
         same = "".join(f" AND e.{c} = {_typed(c, t)}" for c, t in self.columns)

@@ -24,6 +24,7 @@ from datetime import datetime
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
+from kgmem.index.base import Links
 from kgmem.index.dense import Embedder
 from kgmem.index.lexical_arrays import Scores
 from kgmem.index.lexical_docs import (
@@ -92,10 +93,11 @@ class LexicalIndex:
         with self._lock:
             self._shards.pop(uid, None)
 
-    def refresh(self, uid: str, nodes: Iterable[URIRef | str]) -> int:
+    def refresh(self, uid: str, nodes: Iterable[URIRef | str], links: Links | None = None) -> int:
         """Re-read the documents behind ``nodes`` (memories, pages, note revisions, entities
         whose names the memories about them carry); returns how many docs changed. A user
-        not built yet is left alone: the first search reads the store as it is then."""
+        not built yet is left alone: the first search reads the store as it is then.
+        ``links`` is not needed: a document's links are re-read with it."""
         nodes = list(nodes)
         with self._lock:
             if uid in self._building:

@@ -38,7 +38,7 @@ from kgmem.store import (
     UserGraphs,
     parse_graph,
 )
-from kgmem.vocab import KGM, RDF
+from kgmem.vocab import KGM, RDF, claim_key
 
 __all__ = ["NodeSet", "StoreReader"]
 
@@ -284,6 +284,40 @@ class StoreReader:
     def relates(self, uid: str, entities: Iterable[URIRef] | None = None) -> set[RelatesRow]:
         """Asserted facts (at ``entities``, or all) and the reverse facts they imply."""
         at = None if entities is None else {"subject": list(entities), "object": list(entities)}
+        kg = UserGraphs(uid).kg
+        return self._relates(uid, self._edges("facts" if at is None else "facts_at", at, graph=kg))
+
+    def between(self, uid: str, pairs: Iterable[tuple[URIRef, URIRef]]) -> UserRows:
+        """The facts (both ways, and those they imply) and shared-memory counts between each
+        of ``pairs`` of entities: what a change linking them alters, whatever else is at
+        either end. The same rows as index/facts and index/shares_of give for the pair, read
+        from the pair's own triples and its facts' claim keys."""
+        kg, rows, shares = UserGraphs(uid).kg, list[Row](), set[SharesRow]()
+        entity: dict[URIRef, bool] = {}
+        for a, b in sorted(set(pairs)):
+            for end in (a, b):
+                if end not in entity:
+                    entity[end] = any(True for _ in self._store.quads(kg, end, _TYPE, _ENTITY))
+            if not (entity[a] and entity[b]):
+                continue
+            for subject, obj in ((a, b), (b, a)):
+                for quad in self._store.quads(kg, subject, None, obj):
+                    if quad.predicate != _TYPE:
+                        rows += self._fact(kg, subject, quad.predicate, obj)
+            for row in self._select("shares_pair", {"graph": kg, "entity": a, "other": b}):
+                if count := int(str(row["count"])):
+                    low, high = sorted((str(a), str(b)))
+                    shares.add(SharesRow(low, high, count))
+        return UserRows.of(relates=self._relates(uid, rows), shares=shares)
+
+    def _fact(self, kg: URIRef, subject: URIRef, predicate: URIRef, obj: URIRef) -> list[Row]:
+        """One fact as index/facts rows: once per active memory asserting it, else once."""
+        fact: Row = {"subject": subject, "predicate": predicate, "object": obj}
+        key = Literal(claim_key(subject, predicate, obj))
+        found = self._select("fact_memories", {"graph": kg, "key": key})
+        return [{**fact, "memory": r["memory"]} for r in found] or [fact]
+
+    def _relates(self, uid: str, rows: Iterable[Row]) -> set[RelatesRow]:
         asserted = {
             RelatesRow(
                 _iri(r, "subject"),
@@ -292,9 +326,7 @@ class StoreReader:
                 _text(r.get("memory")),
                 False,
             )
-            for r in self._edges(
-                "facts" if at is None else "facts_at", at, graph=UserGraphs(uid).kg
-            )
+            for r in rows
         }
         inverses = self.inverses(uid)
         inferred = {
@@ -365,9 +397,9 @@ class StoreReader:
             shares=self.shares(uid, nodes.entities),
         )
 
-    def classify(self, uid: str, nodes: Iterable[URIRef]) -> tuple[NodeSet, set[URIRef]]:
+    def classify(self, uid: str, nodes: Iterable[URIRef]) -> NodeSet:
         """What each of ``nodes`` is in the user's graphs, with the memories of the claims
-        and evidence among them; the second value is the memories' touched entities."""
+        and evidence among them."""
         g = UserGraphs(uid)
         dataset = Dataset(named=(g.kg, g.quarantine, g.sources))
         kinds: dict[str, set[URIRef]] = defaultdict(set)
@@ -376,25 +408,27 @@ class StoreReader:
                 kinds[_kind(row, g)].add(node)
                 if isinstance(parent := row.get("memory"), URIRef):
                     kinds["memory"].add(parent)
-        memories = frozenset(kinds["memory"])
-        return (
-            NodeSet(
-                frozenset(kinds["entity"]),
-                memories,
-                frozenset(kinds["page"]),
-                frozenset(kinds["source"]),
-            ),
-            self.memory_entities(uid, memories),
+        return NodeSet(
+            frozenset(kinds["entity"]),
+            frozenset(kinds["memory"]),
+            frozenset(kinds["page"]),
+            frozenset(kinds["source"]),
         )
 
     def memory_entities(self, uid: str, memories: Iterable[URIRef]) -> set[URIRef]:
+        return set().union(*self.memory_entity_sets(uid, memories).values())
+
+    def memory_entity_sets(self, uid: str, memories: Iterable[URIRef]) -> dict[URIRef, set[URIRef]]:
+        """Each memory's entities: what it is about and its claims' subjects and objects."""
         g = UserGraphs(uid)
         return {
-            row["entity"]
+            memory: {
+                row["entity"]
+                for graph in (g.kg, g.quarantine)
+                for row in self._select("memory_entities", {"graph": graph, "memory": memory})
+                if isinstance(row["entity"], URIRef)
+            }
             for memory in sorted(set(memories))
-            for graph in (g.kg, g.quarantine)
-            for row in self._select("memory_entities", {"graph": graph, "memory": memory})
-            if isinstance(row["entity"], URIRef)
         }
 
 

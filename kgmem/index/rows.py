@@ -157,6 +157,12 @@ class UserRows:
     page_of: tuple[PageOfRow, ...] = ()
     shares: tuple[SharesRow, ...] = ()
 
+    def __or__(self, other: UserRows) -> UserRows:
+        """The rows of both, duplicates removed and sorted."""
+        return UserRows(
+            *(_canonical((*getattr(self, f.name), *getattr(other, f.name))) for f in fields(self))
+        )
+
     def tables(self) -> dict[str, tuple[Row, ...]]:
         """The rows per table name (see :data:`TABLES`)."""
         return dict(zip(TABLES, (getattr(self, f.name) for f in fields(self)), strict=True))

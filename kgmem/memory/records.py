@@ -11,7 +11,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from hashlib import sha256
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
@@ -19,7 +18,7 @@ from rdflib.term import Node
 
 from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
 from kgmem.store import Quad, TripleStore
-from kgmem.vocab import KGM, RDF
+from kgmem.vocab import KGM, RDF, claim_key
 
 __all__ = [
     "ClaimRecord",
@@ -177,13 +176,6 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
         add(m, KGM.evidence, item.iri)
         q += _evidence_quads(item, graph)
     return q
-
-
-def claim_key(subject: URIRef, predicate: URIRef, value: URIRef | Literal) -> str:
-    """The lookup key of a claim: its subject, predicate and object or value (negation
-    aside, so a claim and its negation share it)."""
-    text = "\x1f".join((subject.n3(), predicate.n3(), value.n3()))
-    return sha256(text.encode()).hexdigest()[:32]
 
 
 def _claim_quads(claim: ClaimRecord, graph: URIRef) -> list[Quad]:

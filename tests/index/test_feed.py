@@ -19,10 +19,12 @@ from kgmem.api.services import Services
 from kgmem.config import Settings, load_settings
 from kgmem.errors import StoreOperationFailed
 from kgmem.index import ChangeFeed, KuzuProjection
+from kgmem.index.base import Links
+from kgmem.index.feed_outbox import Changes, Outbox
 from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.source_inputs import MessageIn, NoteIn
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
-from kgmem.vocab import KGM, RDF
+from kgmem.vocab import KGM, RDF, SDO
 from tests.index.wired import (
     NOW,
     in_sync,
@@ -53,12 +55,12 @@ class Counting:
         self.calls: list[int] = []
         self.broken = False
 
-    def refresh(self, uid: str, nodes: Iterable[URIRef]) -> None:
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
         nodes = list(nodes)
         self.calls.append(len(nodes))
         if self.broken:
             raise StoreOperationFailed("graph projection", "disk full")
-        self.inner.refresh(uid, nodes)
+        self.inner.refresh(uid, nodes, links)
 
 
 @pytest.fixture
@@ -110,6 +112,68 @@ def test_a_lifecycle_archive_reaches_both_projections(services: Services) -> Non
     doc = services.lexical.doc("alice", str(memory))
     assert doc is not None and doc.status == "archived"
     assert in_sync(services.projection)
+
+
+def test_every_kind_of_change_at_a_hub_entity_keeps_the_projection_exact(
+    services: Services,
+) -> None:
+    """The feed tells the projection which nodes changed only by their links (a fact about
+    the user's own entity) so it refreshes just those links: after each kind of change the
+    projection must still equal a rebuild from the store, whatever wrote the change."""
+    kg = UserGraphs("alice").kg
+    first = remember(services, 0, "Acme")
+    remember(services, 1, "Globex")
+    settled(services)
+    [me] = {r.source for r in services.projection.rows("alice").relates if not r.inferred}
+    [acme] = services.store.quads(kg, None, KGM.name, Literal("Acme"))
+    changes = [
+        lambda: remember(services, 2, "Initech"),
+        lambda: services.lifecycle.archive("alice", first),
+        lambda: services.lifecycle.restore("alice", first),
+        # a fact written straight into the graph, with no memory: a link of two entities
+        lambda: services.store.commit(
+            Changeset.of([Quad(URIRef(me), SDO.knows, acme.subject, kg)])
+        ),
+        lambda: services.store.commit(
+            Changeset.of(remove=[Quad(URIRef(me), SDO.knows, acme.subject, kg)])
+        ),
+        # the entity's own data: a new alias
+        lambda: services.store.commit(
+            Changeset.of([Quad(acme.subject, KGM.alias, Literal("Acme Corp"), kg)])
+        ),
+        lambda: services.lifecycle.forget("alice", first),
+    ]
+    for number, change in enumerate(changes):
+        change()
+        settled(services)
+        assert in_sync(services.projection), number
+
+
+def test_an_entry_says_which_nodes_changed_only_by_their_links(
+    world: World, queries: QueryRegistry
+) -> None:
+    """A quad between two nodes of the user is a link of its subject; any other quad changes
+    its subject's own data; an entry that does not say (an older one) counts as data."""
+    graphs, outbox = UserGraphs("alice"), Outbox(world.store, queries)
+    me, acme = (stable_node("alice", NodeKind.ENTITY, n) for n in ("me", "acme"))
+    changes = Changeset.of(
+        [
+            Quad(me, SDO.worksFor, acme, graphs.kg),
+            Quad(acme, RDF.type, KGM.Entity, graphs.kg),
+            Quad(acme, KGM.name, Literal("Acme"), graphs.kg),
+        ]
+    )
+    world.store.commit(Changeset.of(outbox.entries_for(changes).add))
+    [entry] = outbox.entries("alice")
+    said = outbox.changes("alice", entry)
+    assert said.exact and said.nodes == {me, acme} and said.data == {acme}
+    assert said.pairs == {(me, acme)}
+    batch = Changes()
+    batch.add(said)
+    assert batch.links() == Links(frozenset({me}), frozenset({(me, acme)}))
+    older = Changes(nodes={me}, exact=False)  # only changedNode: how it changed is unknown
+    batch.add(older)
+    assert batch.links().only == frozenset()
 
 
 def test_sources_and_short_notes_reach_the_projections(services: Services) -> None:
