@@ -5,8 +5,9 @@ store runs :class:`ChangeFeed` as a commit hook: the commit carries a durable ou
 listing the nodes it touched and how (:mod:`kgmem.index.feed_outbox`). Draining reads a
 user's entries oldest first in bounded batches, refreshes every target (the Kùzu projection,
 the lexical index) with each batch's nodes (and which of them changed only by their links to
-other nodes: the projection then re-reads just those links), and deletes the batch; a target that fails leaves the
-batch in place for a later retry (with backoff), so nothing is lost and nothing is skipped.
+other nodes: the projection then re-reads just those links), and deletes the batch; a target
+that fails leaves the batch in place for a later retry (with backoff), so nothing is lost and
+nothing is skipped.
 
 When it drains:
 
