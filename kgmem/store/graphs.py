@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from rdflib import URIRef
 
@@ -95,6 +96,13 @@ def shapes_graph(file_stem: str) -> URIRef:
     return URIRef(f"{_PREFIX}shapes:{check_id(file_stem, 'shapes file name')}")
 
 
+@lru_cache(maxsize=1 << 12)
+def _user_graph(uid: str, kind: GraphKind) -> URIRef:
+    """One IRI object per user graph: made (and checked by rdflib) once, and the same object
+    keys every dictionary and set it is put in (a lookup by identity skips the comparison)."""
+    return URIRef(f"{_PREFIX}user:{uid}:{kind.value}")
+
+
 @dataclass(frozen=True)
 class UserGraphs:
     """The graphs of one user. Construct with a validated uid."""
@@ -105,7 +113,7 @@ class UserGraphs:
         check_id(self.uid, "user id")
 
     def _graph(self, kind: GraphKind) -> URIRef:
-        return URIRef(f"{_PREFIX}user:{self.uid}:{kind.value}")
+        return _user_graph(self.uid, kind)
 
     @property
     def node_base(self) -> str:
