@@ -18,7 +18,7 @@ import heapq
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from rdflib import Literal, URIRef
@@ -188,9 +188,14 @@ class LexicalIndex:
     def _apply(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> int:
         self._versions[uid] = self._versions.get(uid, 0) + 1
         docs, notes = self._targets(uid, shard, nodes)
+        memories = [URIRef(d) for d, kind in docs.items() if kind == "memory"]
+        loaded: dict[str, list[LexicalDoc]] = defaultdict(list)
+        for doc in self._load(uid, shard, "memory", memories) if memories else ():
+            loaded[doc.id].append(doc)
         changed = 0
         for doc_id, kind in docs.items():
-            old, fresh = shard.remove(doc_id), self._load(uid, shard, kind, URIRef(doc_id))
+            old = shard.remove(doc_id)
+            fresh = loaded[doc_id] if kind == "memory" else self._load(uid, shard, kind, [doc_id])
             for doc in fresh:
                 shard.add(doc)
             changed += old != (fresh[0] if fresh else None)
@@ -254,68 +259,82 @@ class LexicalIndex:
 
     # -- from the store ------------------------------------------------------------------
 
-    def _load(self, uid: str, shard: Shard, kind: str, node: URIRef | None) -> list[LexicalDoc]:
-        """The memory or page ``node`` (every memory and page when None), as documents."""
+    def _load(
+        self, uid: str, shard: Shard, kind: str, nodes: Sequence[URIRef | str] | None
+    ) -> list[LexicalDoc]:
+        """The memories or pages ``nodes`` (every memory and page when None), as documents."""
         graphs, out = UserGraphs(uid), []
+        keys = None if nodes is None else [URIRef(n) for n in nodes]
         if kind in ("all", "memory"):
             for graph in (graphs.kg, graphs.quarantine):
-                out += self._memories(uid, shard, graph, node)
+                out += self._memories(uid, shard, graph, keys)
         if kind in ("all", "page"):
-            one = {} if node is None else {"page": node}
-            rows = self._store.select(
-                self._queries["index/lexical_pages"], {"graph": graphs.kg, **one}
-            )
-            out += [page_doc(row) for row in rows]
+            query = self._queries["index/lexical_pages"]
+            for one in _each("page", keys):
+                out += [
+                    page_doc(row) for row in self._store.select(query, {"graph": graphs.kg, **one})
+                ]
         return out
 
     def _memories(
-        self, uid: str, shard: Shard, graph: URIRef, memory: URIRef | None
+        self, uid: str, shard: Shard, graph: URIRef, memories: Sequence[URIRef] | None
     ) -> list[LexicalDoc]:
-        one = {} if memory is None else {"memory": memory}
-        rows = self._store.select(self._queries["index/lexical_memories"], {"graph": graph, **one})
+        """The memories of ``graph`` (those of ``memories`` only, when given) as documents:
+        a memory's row and texts are read one key a query (a bound memory is an index
+        lookup; a list of them makes Oxigraph scan every memory), what they quote once for
+        all of them."""
+        rows: list[Row] = []
+        for one in _each("memory", memories):
+            rows += self._store.select(
+                self._queries["index/lexical_memories"], {"graph": graph, **one}
+            )
         if not rows:
             return []
         graphs = UserGraphs(uid)
-        bindings = {"graph": graph, "kg": graphs.kg, **one}
+        keyed = None if memories is None else [URIRef(str(row["memory"])) for row in rows]
         pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         names: dict[str, set[str]] = defaultdict(set)
-        for row in self._store.select(self._queries["index/lexical_memory_texts"], bindings):
-            field, term = str(row["field"]), row.get("term")
-            text = str(row["text"]) if "text" in row else str(term)
-            if field == "predicate":
-                text = self._label(uid, shard, text)
-            elif field == "entity" and term is not None:
-                shard.name(str(term), text)
-                names[str(term)].add(text)
-            pieces[str(row["memory"])][field].append(text)
+        query = self._queries["index/lexical_memory_texts"]
+        for one in _each("memory", keyed):
+            for row in self._store.select(query, {"graph": graph, "kg": graphs.kg, **one}):
+                field, term = str(row["field"]), row.get("term")
+                text = str(row["text"]) if "text" in row else str(term)
+                if field == "predicate":
+                    text = self._label(uid, shard, text)
+                elif field == "entity" and term is not None:
+                    shard.name(str(term), text)
+                    names[str(term)].add(text)
+                pieces[str(row["memory"])][field].append(text)
         # each memory's rows carry every name and alias of its entities, as the store has them
         shard.entity_texts.update((entity, frozenset(found)) for entity, found in names.items())
-        self._conversation(graphs, graph, one, pieces)
+        self._conversation(graphs, graph, keyed, pieces)
         return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
 
     def _conversation(
         self,
         graphs: UserGraphs,
         graph: URIRef,
-        one: Mapping[str, URIRef],
+        memories: Sequence[URIRef] | None,
         pieces: dict[str, dict[str, list[str]]],
     ) -> None:
         """Each memory's chats, and the messages before ("context") and after ("reply") the
-        ones it quotes. Two linear reads joined here: the same join in SPARQL costs most of a
-        rebuild."""
+        ones it quotes. Two linear reads joined here (the same join in SPARQL costs most of a
+        rebuild), each one query for all ``memories``: a drain's memories quote a few chats."""
         quoted: list[tuple[str, str, int]] = []
-        bindings = {"graph": graph, "sources": graphs.sources, **one}
-        for row in self._store.select(self._queries["index/lexical_quoted_messages"], bindings):
-            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
-            if isinstance(turn, int):
-                quoted.append((str(row["memory"]), str(row["chat"]), turn))
+        bindings = {"graph": graph, "sources": graphs.sources}
+        query = self._queries["index/lexical_quoted_messages"]
+        for lists in _lists("memory", memories):
+            for row in self._store.select(query, bindings, values=lists):
+                turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
+                if isinstance(turn, int):
+                    quoted.append((str(row["memory"]), str(row["chat"]), turn))
         if not quoted:
             return
         query = self._queries["index/lexical_chat_messages"]
-        chats = [{}] if not one else [{"chat": Literal(c)} for c in sorted({q[1] for q in quoted})]
+        chats = None if memories is None else [Literal(c) for c in sorted({q[1] for q in quoted})]
         texts: dict[tuple[str, int], str] = {}
-        for scope in chats:
-            for row in self._store.select(query, {"sources": graphs.sources, **scope}):
+        for lists in _lists("chat", chats):
+            for row in self._store.select(query, {"sources": graphs.sources}, values=lists):
                 turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
                 if isinstance(turn, int):
                     texts[(str(row["chat"]), turn)] = str(row["text"])
@@ -346,6 +365,29 @@ class LexicalIndex:
                 latest[path] = row
         for row in latest.values():
             yield note_doc(row)
+
+
+_CHUNK = 256  # keys in one VALUES list
+
+
+def _each(variable: str, keys: Sequence[URIRef] | None) -> Iterator[dict[str, URIRef]]:
+    """The bindings of one query per key of ``keys`` (one unbound query when None)."""
+    if keys is None:
+        yield {}
+        return
+    for key in dict.fromkeys(keys):
+        yield {variable: key}
+
+
+def _lists(
+    variable: str, keys: Sequence[URIRef | Literal] | None
+) -> Iterator[dict[str, Sequence[URIRef | Literal]] | None]:
+    """The list bindings of one query per chunk of ``keys`` (one unbound query when None)."""
+    if keys is None:
+        yield None
+        return
+    for start in range(0, len(keys), _CHUNK):
+        yield {variable: keys[start : start + _CHUNK]}
 
 
 def _kind(graphs: UserGraphs, iri: str) -> str:

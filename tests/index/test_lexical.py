@@ -160,6 +160,41 @@ def test_refresh_of_an_entity_reads_its_documents_again_only_when_its_names_chan
     assert "index/lexical_memory_texts" in reads and found(index, "inny") == [str(job.memory)]
 
 
+def test_a_refresh_of_many_memories_reads_what_they_quote_once_and_equals_a_rebuild(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drain carries a batch's memories, which quote a few chats: the chats are read once
+    for all of them, and every document (context and reply included) is what a rebuild
+    makes."""
+    said = ["We sail on Friday.", "Pack the blue tent.", "The ferry leaves at nine.", "Bring tea."]
+    turns = [world.say("user", text, chat="trip") for text in said]
+    memories: list[Any] = []
+    for msg, text in zip(turns[1:], said[1:], strict=True):
+        draft = {"kind": "semantic", "title": text, "confidence": 0.9}
+        [item] = world.draft(draft | {"evidence": [{"source": msg, "quote": text}]})
+        memories.append(item.memory)
+    index = LexicalIndex(world.store, QUERIES)
+    index.rebuild("alice")
+    rebuilt = {str(m): index.doc("alice", str(m)) for m in memories}
+    reads: list[str] = []
+    select = world.store.select
+
+    def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(query.name)
+        return select(query, *args, **kwargs)
+
+    monkeypatch.setattr(world.store, "select", counting)
+    index.drop("alice")
+    index.rebuild("alice")
+    reads.clear()
+    assert index.refresh("alice", memories) == 0  # read again, unchanged
+    assert reads.count("index/lexical_chat_messages") == 1, reads
+    assert reads.count("index/lexical_quoted_messages") == 1, reads
+    assert reads.count("index/lexical_memories") == 2 * len(memories), reads  # kg, quarantine
+    assert {str(m): index.doc("alice", str(m)) for m in memories} == rebuilt
+    assert found(index, "friday") == [str(memories[0])]  # the message before, as context
+
+
 def test_refresh_keeps_the_latest_note_revision(world: World) -> None:
     first = write_note(world, "plans.md", "visit the lighthouse", revision=1)
     index = LexicalIndex(world.store, QUERIES)
