@@ -19,7 +19,9 @@ from kgmem.store.base import Quad, Row, Term
 
 __all__ = [
     "from_ox",
+    "iri_from_ox",
     "named_ox",
+    "node_from_ox",
     "node_to_ox",
     "quad_from_ox",
     "quad_to_ox",
@@ -86,6 +88,20 @@ def from_ox(term: object) -> Term:
     raise StoreOperationFailed("read", f"unsupported term {term!r} (RDF-star is not used)")
 
 
+def node_from_ox(term: object) -> URIRef | BNode:
+    """A subject: an IRI or a blank node."""
+    if isinstance(term, ox.NamedNode):
+        return _iri(term.value)
+    if isinstance(term, ox.BlankNode):
+        return BNode(term.value)
+    raise StoreOperationFailed("read", f"unsupported subject {term!r} (RDF-star is not used)")
+
+
+def iri_from_ox(term: ox.NamedNode) -> URIRef:
+    """A predicate (always an IRI)."""
+    return _iri(term.value)
+
+
 def quad_to_ox(quad: Quad) -> ox.Quad:
     return ox.Quad(
         node_to_ox(quad.subject),
@@ -99,9 +115,12 @@ def quad_from_ox(quad: ox.Quad) -> Quad:
     graph = quad.graph_name
     if not isinstance(graph, ox.NamedNode):
         raise StoreOperationFailed("read", "kgmem keeps nothing in the default graph")
-    subject, predicate = from_ox(quad.subject), from_ox(quad.predicate)
-    assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
-    return Quad(subject, predicate, from_ox(quad.object), _iri(graph.value))
+    return Quad(
+        node_from_ox(quad.subject),
+        iri_from_ox(quad.predicate),
+        from_ox(quad.object),
+        _iri(graph.value),
+    )
 
 
 def row_from_ox(names: list[str], solution: ox.QuerySolution) -> Row:

@@ -39,7 +39,10 @@ from kgmem.store.base import (
     ValueLists,
 )
 from kgmem.store.ox_terms import (
+    from_ox,
+    iri_from_ox,
     named_ox,
+    node_from_ox,
     node_to_ox,
     quad_from_ox,
     quad_to_ox,
@@ -229,9 +232,20 @@ class OxigraphStore:
             None if obj is None else to_ox(obj),
             None if graph is None else named_ox(str(graph)),
         )
+        if graph is None:
+            for quad in pattern:
+                if isinstance(quad.graph_name, ox.NamedNode):  # never the default graph
+                    yield quad_from_ox(quad)
+            return
+        # A bound position is the term asked for: only the free ones are converted (most
+        # reads bind the graph and the subject, so a quad costs one or two conversions).
         for quad in pattern:
-            if isinstance(quad.graph_name, ox.NamedNode):
-                yield quad_from_ox(quad)
+            yield Quad(
+                node_from_ox(quad.subject) if subject is None else subject,
+                iri_from_ox(quad.predicate) if predicate is None else predicate,
+                from_ox(quad.object) if obj is None else obj,
+                graph,
+            )
 
     def graphs(self) -> list[URIRef]:
         return sorted(

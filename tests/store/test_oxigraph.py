@@ -56,6 +56,40 @@ def test_commit_add_then_read_back_all_term_kinds(store: OxigraphStore) -> None:
     assert store.graphs() == [ALICE.kg]
 
 
+def test_every_pattern_reads_what_a_filter_of_every_quad_gives(store: OxigraphStore) -> None:
+    """A read returns the terms it was asked for in the bound positions (only the free ones
+    are converted): each of the 16 patterns over quads of every term kind, including a
+    blank subject and typed and tagged literals, equals the matching quads."""
+    blank, e1 = BNode("b1"), URIRef("urn:kgmem:alice:entity:e1")
+    quads = [
+        Quad(M1, KGM.title, Literal("Peanut allergy"), ALICE.kg),
+        Quad(M1, KGM.confidence, Literal("0.9", datatype=XSD.decimal), ALICE.kg),
+        Quad(M1, KGM.body, Literal("Allergique", lang="fr"), ALICE.kg),
+        Quad(M1, KGM.about, e1, ALICE.kg),
+        Quad(blank, KGM.about, e1, ALICE.kg),
+        Quad(M1, KGM.about, e1, ALICE.sources),
+        Quad(M1, KGM.title, Literal("Peanut allergy"), BOB.kg),
+    ]
+    store.commit(Changeset.of(quads))
+    for quad in quads:
+        for mask in range(16):
+            asked = [t if mask & (1 << i) else None for i, t in enumerate(quad[3:] + quad[:3])]
+            graph, subject, predicate, obj = asked
+            got = list(store.quads(graph, subject, predicate, obj))  # type: ignore[arg-type]
+            wanted = [
+                q
+                for q in quads
+                if all(a is None or a == t for a, t in zip(asked, (q.graph, *q[:3]), strict=True))
+            ]
+            assert sorted(got) == sorted(wanted), (mask, quad)
+            for read in got:
+                stored = quads[quads.index(read)]
+                assert [type(t) for t in read] == [type(t) for t in stored]
+                assert [getattr(t, "language", None) for t in read] == [
+                    getattr(t, "language", None) for t in stored
+                ]
+
+
 def test_commit_removes_and_adds_in_one_step(store: OxigraphStore) -> None:
     old = Quad(M1, KGM.status, KGM.pending, ALICE.kg)
     new = Quad(M1, KGM.status, KGM.active, ALICE.kg)
