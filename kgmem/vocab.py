@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import lru_cache
 from hashlib import sha256
 
 from rdflib import Literal, Namespace, URIRef
@@ -67,7 +68,14 @@ class VocabEnum(StrEnum):
 
     @property
     def iri(self) -> URIRef:
-        return URIRef(KGM[self.value])
+        return _individual(self._value_)
+
+
+@lru_cache(maxsize=1024)
+def _individual(value: str) -> URIRef:
+    """``kgm:<value>``, made once: every record written names its kind, status, source type,
+    support and authority this way."""
+    return URIRef(KGM[value])
 
 
 def prefix_declaration(prefix: str, namespace: str) -> str:

@@ -6,6 +6,7 @@ import pytest
 from rdflib import URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, SKOS, XSD
 
+from kgmem.memory.model import MemoryStatus, SourceType
 from kgmem.store import UserGraphs
 from kgmem.vocab import KGM, SDO, TermNamespace
 
@@ -42,3 +43,9 @@ def test_a_user_graph_is_one_object() -> None:
     assert graphs.kg is UserGraphs("alice").kg
     assert graphs.kg == URIRef("urn:kgmem:user:alice:kg")
     assert graphs.kg != UserGraphs("bob").kg
+
+
+def test_a_vocabulary_individual_is_one_term() -> None:
+    assert MemoryStatus.ACTIVE.iri == KGM.active and type(MemoryStatus.ACTIVE.iri) is URIRef
+    assert MemoryStatus.ACTIVE.iri is MemoryStatus.ACTIVE.iri
+    assert SourceType.USER_MESSAGE.iri == URIRef("https://w3id.org/kgmem/ns#userMessage")
