@@ -25,6 +25,19 @@ def found(index: LexicalIndex, text: str, uid: str = "alice") -> list[str]:
     return [doc_id for doc_id, _ in index.search(uid, text, 100)]
 
 
+def counted_reads(world: World, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the queries the store runs from now on, in order."""
+    reads: list[str] = []
+    select = world.store.select
+
+    def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(query.name)
+        return select(query, *args, **kwargs)
+
+    monkeypatch.setattr(world.store, "select", counting)
+    return reads
+
+
 @pytest.mark.parametrize(
     ("text", "terms"),
     [
@@ -143,14 +156,7 @@ def test_refresh_of_an_entity_reads_its_documents_again_only_when_its_names_chan
     index = LexicalIndex(world.store, QUERIES)
     assert found(index, "initech") == [str(job.memory)]
     [named] = world.store.quads(ALICE.kg, None, KGM.name, Literal("Initech"))
-    reads: list[str] = []
-    select = world.store.select
-
-    def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append(query.name)
-        return select(query, *args, **kwargs)
-
-    monkeypatch.setattr(world.store, "select", counting)
+    reads = counted_reads(world, monkeypatch)
     founded = Quad(named.subject, SDO.foundingDate, Literal("1999"), ALICE.kg)
     world.store.commit(Changeset.of([founded]))
     assert index.refresh("alice", [named.subject]) == 0
@@ -176,17 +182,7 @@ def test_a_refresh_of_many_memories_reads_what_they_quote_once_and_equals_a_rebu
     index = LexicalIndex(world.store, QUERIES)
     index.rebuild("alice")
     rebuilt = {str(m): index.doc("alice", str(m)) for m in memories}
-    reads: list[str] = []
-    select = world.store.select
-
-    def counting(query: Any, *args: Any, **kwargs: Any) -> Any:
-        reads.append(query.name)
-        return select(query, *args, **kwargs)
-
-    monkeypatch.setattr(world.store, "select", counting)
-    index.drop("alice")
-    index.rebuild("alice")
-    reads.clear()
+    reads = counted_reads(world, monkeypatch)
     assert index.refresh("alice", memories) == 0  # read again, unchanged
     assert reads.count("index/lexical_chat_messages") == 1, reads
     assert reads.count("index/lexical_quoted_messages") == 1, reads
