@@ -41,7 +41,17 @@ from kgmem.index.lexical_docs import (
     words,
 )
 from kgmem.index.lexical_shard import Shard
-from kgmem.store import GraphKind, QueryRegistry, Row, TripleStore, UserGraphs, parse_graph
+from kgmem.store import (
+    Bindings,
+    GraphKind,
+    Query,
+    QueryRegistry,
+    Row,
+    TripleStore,
+    UserGraphs,
+    parse_graph,
+    select_keyed,
+)
 
 __all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "Scores", "analyze", "stem", "words"]
 
@@ -269,11 +279,9 @@ class LexicalIndex:
             for graph in (graphs.kg, graphs.quarantine):
                 out += self._memories(uid, shard, graph, keys)
         if kind in ("all", "page"):
-            query = self._queries["index/lexical_pages"]
-            for one in _each("page", keys):
-                out += [
-                    page_doc(row) for row in self._store.select(query, {"graph": graphs.kg, **one})
-                ]
+            query, fixed = self._queries["index/lexical_pages"], {"graph": graphs.kg}
+            rows = self._select(query, fixed, "page", keys, per_key=True)
+            out += [page_doc(row) for row in rows]
         return out
 
     def _memories(
@@ -283,11 +291,8 @@ class LexicalIndex:
         a memory's row and texts are read one key a query (a bound memory is an index
         lookup; a list of them makes Oxigraph scan every memory), what they quote once for
         all of them."""
-        rows: list[Row] = []
-        for one in _each("memory", memories):
-            rows += self._store.select(
-                self._queries["index/lexical_memories"], {"graph": graph, **one}
-            )
+        query = self._queries["index/lexical_memories"]
+        rows = self._select(query, {"graph": graph}, "memory", memories, per_key=True)
         if not rows:
             return []
         graphs = UserGraphs(uid)
@@ -295,16 +300,16 @@ class LexicalIndex:
         pieces: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         names: dict[str, set[str]] = defaultdict(set)
         query = self._queries["index/lexical_memory_texts"]
-        for one in _each("memory", keyed):
-            for row in self._store.select(query, {"graph": graph, "kg": graphs.kg, **one}):
-                field, term = str(row["field"]), row.get("term")
-                text = str(row["text"]) if "text" in row else str(term)
-                if field == "predicate":
-                    text = self._label(uid, shard, text)
-                elif field == "entity" and term is not None:
-                    shard.name(str(term), text)
-                    names[str(term)].add(text)
-                pieces[str(row["memory"])][field].append(text)
+        fixed = {"graph": graph, "kg": graphs.kg}
+        for row in self._select(query, fixed, "memory", keyed, per_key=True):
+            field, term = str(row["field"]), row.get("term")
+            text = str(row["text"]) if "text" in row else str(term)
+            if field == "predicate":
+                text = self._label(uid, shard, text)
+            elif field == "entity" and term is not None:
+                shard.name(str(term), text)
+                names[str(term)].add(text)
+            pieces[str(row["memory"])][field].append(text)
         # each memory's rows carry every name and alias of its entities, as the store has them
         shard.entity_texts.update((entity, frozenset(found)) for entity, found in names.items())
         self._conversation(graphs, graph, keyed, pieces)
@@ -321,29 +326,41 @@ class LexicalIndex:
         ones it quotes. Two linear reads joined here (the same join in SPARQL costs most of a
         rebuild), each one query for all ``memories``: a drain's memories quote a few chats."""
         quoted: list[tuple[str, str, int]] = []
-        bindings = {"graph": graph, "sources": graphs.sources}
         query = self._queries["index/lexical_quoted_messages"]
-        for lists in _lists("memory", memories):
-            for row in self._store.select(query, bindings, values=lists):
-                turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
-                if isinstance(turn, int):
-                    quoted.append((str(row["memory"]), str(row["chat"]), turn))
+        fixed = {"graph": graph, "sources": graphs.sources}
+        for row in self._select(query, fixed, "memory", memories, per_key=False):
+            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
+            if isinstance(turn, int):
+                quoted.append((str(row["memory"]), str(row["chat"]), turn))
         if not quoted:
             return
         query = self._queries["index/lexical_chat_messages"]
         chats = None if memories is None else [Literal(c) for c in sorted({q[1] for q in quoted})]
         texts: dict[tuple[str, int], str] = {}
-        for lists in _lists("chat", chats):
-            for row in self._store.select(query, {"sources": graphs.sources}, values=lists):
-                turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
-                if isinstance(turn, int):
-                    texts[(str(row["chat"]), turn)] = str(row["text"])
+        for row in self._select(query, {"sources": graphs.sources}, "chat", chats, per_key=False):
+            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
+            if isinstance(turn, int):
+                texts[(str(row["chat"]), turn)] = str(row["text"])
         for memory, chat, turn in quoted:
             found = pieces[memory]
             found["chat"].append(chat)
             for field, near in (("context", turn - 1), ("reply", turn + 1)):
                 if (text := texts.get((chat, near))) is not None:
                     found[field].append(text)
+
+    def _select(
+        self,
+        query: Query,
+        fixed: Bindings,
+        variable: str,
+        keys: Sequence[URIRef | Literal] | None,
+        *,
+        per_key: bool,
+    ) -> list[Row]:
+        """``query``'s rows for ``keys`` (bound to ``variable``), or for everything when None."""
+        if keys is None:
+            return self._store.select(query, fixed)
+        return select_keyed(self._store, query, fixed, variable, keys, per_key=per_key)
 
     def _label(self, uid: str, shard: Shard, term: str) -> str:
         """A predicate's words: its local name split, and its labels the user may read."""
@@ -365,29 +382,6 @@ class LexicalIndex:
                 latest[path] = row
         for row in latest.values():
             yield note_doc(row)
-
-
-_CHUNK = 256  # keys in one VALUES list
-
-
-def _each(variable: str, keys: Sequence[URIRef] | None) -> Iterator[dict[str, URIRef]]:
-    """The bindings of one query per key of ``keys`` (one unbound query when None)."""
-    if keys is None:
-        yield {}
-        return
-    for key in dict.fromkeys(keys):
-        yield {variable: key}
-
-
-def _lists(
-    variable: str, keys: Sequence[URIRef | Literal] | None
-) -> Iterator[dict[str, Sequence[URIRef | Literal]] | None]:
-    """The list bindings of one query per chunk of ``keys`` (one unbound query when None)."""
-    if keys is None:
-        yield None
-        return
-    for start in range(0, len(keys), _CHUNK):
-        yield {variable: keys[start : start + _CHUNK]}
 
 
 def _kind(graphs: UserGraphs, iri: str) -> str:

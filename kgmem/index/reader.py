@@ -37,6 +37,7 @@ from kgmem.store import (
     TripleStore,
     UserGraphs,
     parse_graph,
+    select_keyed,
 )
 from kgmem.vocab import KGM, RDF, claim_key
 
@@ -168,7 +169,6 @@ def _iri(row: Row, name: str) -> str:
     return str(row[name])
 
 
-_CHUNK = 256  # keys per query: one VALUES block, small enough to stay an index join
 # Queries Oxigraph evaluates with a VALUES block by scanning (measured at 10k memories, 31
 # entities: facts 4.7 s / 7.7 s by subject / object against 60 / 40 ms one key at a time,
 # page_of by page 164 ms against 3 ms); their keys are bound one query each.
@@ -198,16 +198,9 @@ class StoreReader:
     def _at(self, name: str, var: str, iris: Iterable[URIRef], fixed: Bindings) -> list[Row]:
         """Rows of ``name`` at the nodes ``iris`` (bound to ``var``): a query per chunk of
         keys, not per key; ordered by node so a node's rows stay together."""
-        keys = sorted(set(iris))
         query = self._queries[f"index/{name}"]
-        rows: list[Row] = []
-        if name in _PER_KEY:
-            for key in keys:
-                rows += self._store.select(query, {**fixed, var: key})
-            return sorted(rows, key=lambda r: str(r[var]))
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            rows += self._store.select(query, fixed, values={var: chunk})
+        keys = sorted(set(iris))
+        rows = select_keyed(self._store, query, fixed, var, keys, per_key=name in _PER_KEY)
         return sorted(rows, key=lambda r: str(r[var]))
 
     def _nodes(

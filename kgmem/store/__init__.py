@@ -30,6 +30,7 @@ from kgmem.store.graphs import (
     shapes_graph,
     users_with,
 )
+from kgmem.store.keyed import KEYS_PER_QUERY, select_keyed
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry
 from kgmem.store.serialize import from_nquads, to_nquads
@@ -43,6 +44,7 @@ from kgmem.store.user_query import (
 
 __all__ = [
     "ACCOUNTS_GRAPH",
+    "KEYS_PER_QUERY",
     "USER_NODE_BASE",
     "AskResult",
     "Bindings",
@@ -76,6 +78,7 @@ __all__ = [
     "from_nquads",
     "parse_graph",
     "readable_by",
+    "select_keyed",
     "shapes_graph",
     "to_nquads",
     "user_dataset",
