@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, SH
@@ -68,14 +69,55 @@ class ShapesProgram:
         """Validate ``data``; with ``focus_nodes``, only those nodes, against every shape that
         targets them. ``sparql_extra`` is unioned into the graph sh:sparql queries see."""
         graphs = (data,) if sparql_extra is None else (data, sparql_extra)
-        run = _Run(self, _Index.of(data), hierarchy, SparqlData(graphs))
+        sparql = SparqlData(graphs, self.sparql_predicates)
+        run = _Run(self, _Index.of(data), hierarchy, sparql)
         chosen = None if focus_nodes is None else list(dict.fromkeys(focus_nodes))
+        targeted = None if chosen is None else run.targeted(chosen)
         results: list[ValidationResult] = []
-        for shape in self.roots:
-            foci = run.targets(shape) if chosen is None else run.targeted(shape, chosen)
+        for at, shape in enumerate(self.roots):
+            foci = run.targets(shape) if targeted is None else targeted.get(at)
             if foci:
                 results.extend(run.results(shape, foci))
         return ValidationReport(conforms=not results, results=tuple(results))
+
+    @cached_property
+    def by_target(self) -> _TargetIndex:
+        """Which root shapes (by position) each kind of target selects."""
+        index = _TargetIndex({}, {}, {}, {})
+        for at, shape in enumerate(self.roots):
+            t = shape.targets
+            for keys, found in (
+                (t.nodes, index.nodes),
+                (t.classes, index.classes),
+                (t.subjects_of, index.subjects_of),
+                (t.objects_of, index.objects_of),
+            ):
+                for key in keys:
+                    found.setdefault(key, []).append(at)
+        return index
+
+    @cached_property
+    def sparql_predicates(self) -> frozenset[URIRef] | None:
+        """The predicates the sh:sparql queries can match (None: any), so their store holds
+        only the triples that can answer them."""
+        found: set[URIRef] = set()
+        for shape in self.shapes.values():
+            for c in shape.constraints:
+                if isinstance(c, SparqlConstraint):
+                    if c.predicates is None:
+                        return None
+                    found |= c.predicates
+        return frozenset(found)
+
+
+@dataclass(frozen=True)
+class _TargetIndex:
+    """Root shape positions by the node, class, or subject/object-of predicate they target."""
+
+    nodes: dict[Node, list[int]]
+    classes: dict[Node, list[int]]
+    subjects_of: dict[Node, list[int]]
+    objects_of: dict[Node, list[int]]
 
 
 @dataclass(frozen=True)
@@ -141,16 +183,22 @@ class _Run:
             found.update(dict.fromkeys(o for _, o in self.index.by_predicate.get(p, [])))
         return list(found)
 
-    def targeted(self, shape: Shape, chosen: list[Node]) -> list[Node]:
-        t = shape.targets
-        return [
-            n
-            for n in chosen
-            if n in t.nodes
-            or not t.classes.isdisjoint(self.classes_of(n))
-            or not t.subjects_of.isdisjoint(self.index.out.get(n, {}))
-            or not t.objects_of.isdisjoint(self.index.into.get(n, {}))
-        ]
+    def targeted(self, chosen: list[Node]) -> dict[int, list[Node]]:
+        """The chosen nodes each root shape (by position) targets, in the order chosen."""
+        by = self.program.by_target
+        out: dict[int, list[Node]] = {}
+        for n in chosen:
+            shapes = set(by.nodes.get(n, ()))
+            for keys, found in (
+                (self.classes_of(n), by.classes),
+                (self.index.out.get(n, {}), by.subjects_of),
+                (self.index.into.get(n, {}), by.objects_of),
+            ):
+                for key in keys:
+                    shapes.update(found.get(key, ()))
+            for at in shapes:
+                out.setdefault(at, []).append(n)
+        return out
 
     # -- shapes ----------------------------------------------------------------------------
 

@@ -224,6 +224,9 @@ class SparqlConstraint:
     uses_current_shape: bool
     message: Literal | None
     component: URIRef = SH.SPARQLConstraintComponent
+    # the predicates its triple patterns and paths name; None when one is a variable or a
+    # negated set (it may match any triple)
+    predicates: frozenset[URIRef] | None = None
 
 
 Constraint = (

@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import SH, XSD
+from rdflib.paths import AlternativePath as RdfAlternative
+from rdflib.paths import InvPath, MulPath
+from rdflib.paths import SequencePath as RdfSequence
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Node
 
 from kgmem.errors import ShapeError
@@ -37,7 +42,13 @@ from kgmem.ontology.shacl_model import (
 from kgmem.ontology.shacl_params import boolean, single, string
 from kgmem.vocab import prefix_declaration
 
-__all__ = ["SparqlData", "compile_sparql", "sparql_path", "sparql_results"]
+__all__ = [
+    "SparqlData",
+    "compile_sparql",
+    "query_predicates",
+    "sparql_path",
+    "sparql_results",
+]
 
 _MASKED = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""'
@@ -125,11 +136,67 @@ def compile_sparql(
         tail=text[brace + 1 :],
         uses_current_shape=re.search(r"[?$]currentShape\b", masked) is not None,
         message=sorted(messages)[0] if messages else None,
+        predicates=query_predicates(text),
     )
     if compiled.uses_current_shape and not isinstance(shape, URIRef):
         raise ShapeError(shape, "$currentShape needs a shape with an IRI")
     _check_syntax(shape, compiled)
     return compiled
+
+
+class _AnyPredicate(Exception):
+    """A pattern whose predicate is a variable or a negated set."""
+
+
+def query_predicates(text: str) -> frozenset[URIRef] | None:
+    """Every predicate the triple patterns and property paths of the query ``text`` name
+    (EXISTS and subqueries included), or None when one may be any predicate: a variable, a
+    negated property set, or a query rdflib cannot parse. A triple with none of them cannot
+    match the query, so the data it runs on can leave such triples out.
+
+    >>> sorted(query_predicates("SELECT * { ?s <urn:p>/^<urn:q> ?o }"))
+    [rdflib.term.URIRef('urn:p'), rdflib.term.URIRef('urn:q')]
+    >>> query_predicates("SELECT * { ?s ?p ?o }") is None
+    True
+    """
+    try:
+        algebra = prepareQuery(text).algebra
+    except Exception:  # rdflib's grammar is not Oxigraph's: then assume any predicate
+        return None
+    found: set[URIRef] = set()
+    try:
+        _collect(algebra, found)
+    except _AnyPredicate:
+        return None
+    return frozenset(found)
+
+
+def _collect(node: object, found: set[URIRef]) -> None:
+    if isinstance(node, CompValue):
+        for key, value in node.items():
+            if key == "triples":
+                for triple in value:  # (s, p, o), or a flat s p o s p o ... of a block
+                    for at in range(1, len(triple), 3):
+                        _predicate(triple[at], found)
+            else:
+                _collect(value, found)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            _collect(item, found)
+
+
+def _predicate(term: object, found: set[URIRef]) -> None:
+    if isinstance(term, URIRef):
+        found.add(term)
+    elif isinstance(term, InvPath):
+        _predicate(term.arg, found)
+    elif isinstance(term, MulPath):
+        _predicate(term.path, found)
+    elif isinstance(term, RdfSequence | RdfAlternative):
+        for arg in term.args:
+            _predicate(arg, found)
+    else:  # a variable, a negated property set
+        raise _AnyPredicate
 
 
 def _split_code(text: str, masked: str, pattern: str) -> list[str]:
@@ -171,21 +238,25 @@ def _values(constraint: SparqlConstraint, foci: Sequence[URIRef], shape: Node) -
 class SparqlData:
     """The data graph (plus an optional ontology graph) as an in-memory Oxigraph store.
 
-    Built on first use, so a validation that runs no sh:sparql constraint never pays for it.
+    Built on first use, so a validation that runs no sh:sparql constraint never pays for it;
+    with ``predicates``, of only the triples with one of them (what the queries can match).
     """
 
     graphs: tuple[Iterable[tuple[Node, Node, Node]], ...]
+    predicates: frozenset[URIRef] | None = None
     _store: ox.Store | None = None
     _to_ox: dict[Node, ox.NamedNode | ox.BlankNode | ox.Literal] = field(default_factory=dict)
     _back: dict[object, Node] = field(default_factory=dict)
 
     def store(self) -> ox.Store:
         if self._store is None:
+            wanted = self.predicates
             self._store = ox.Store()
             self._store.extend(
                 ox.Quad(self.term(s), self.term(p), self.term(o))  # type: ignore[arg-type]
                 for graph in self.graphs
                 for s, p, o in graph
+                if wanted is None or p in wanted
             )
         return self._store
 

@@ -9,6 +9,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS, SH
 
 from kgmem.ontology.shacl import GraphHierarchy, compile_shapes
+from kgmem.ontology.shacl_sparql import SparqlData, query_predicates
 from kgmem.vocab import KGM
 from tests.ontology.shacl_support import (
     CORE_CASES,
@@ -94,3 +95,40 @@ def test_class_membership_uses_only_the_injected_hierarchy() -> None:
     missing = {(r.constraint_component, r.result_path) for r in without.results}
     assert (SH.MinCountConstraintComponent, KGM.text) in found - missing
     assert (SH.ClassConstraintComponent, KGM.source) in missing - found
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("SELECT * { ?s <urn:p> ?o }", {"urn:p"}),
+        ("SELECT * { ?s a <urn:C> ; <urn:p>/^<urn:q> ?o }", {str(RDF.type), "urn:p", "urn:q"}),
+        ("SELECT * { ?s (<urn:p>|<urn:q>)+ ?o . ?o <urn:r>? ?x }", {"urn:p", "urn:q", "urn:r"}),
+        ("SELECT * { ?s <urn:p> [ <urn:q> ?o ] }", {"urn:p", "urn:q"}),
+        ("SELECT * { ?s <urn:p> ?o FILTER NOT EXISTS { ?o <urn:q>* ?x } }", {"urn:p", "urn:q"}),
+        ("SELECT * { ?s <urn:p> ?o OPTIONAL { ?o <urn:q> ?x } }", {"urn:p", "urn:q"}),
+        ("SELECT * { { SELECT ?s { ?s <urn:sub> ?x } } ?s <urn:p> ?o }", {"urn:p", "urn:sub"}),
+        ("SELECT * { ?s ?p ?o }", None),
+        ("SELECT * { ?s <urn:p> ?o FILTER EXISTS { ?o ?any ?x } }", None),
+        ("SELECT * { ?s !<urn:p> ?o }", None),
+        ("SELECT * { ?s <urn:p> ?o", None),  # rdflib cannot parse it: any predicate
+    ],
+)
+def test_query_predicates_are_every_predicate_a_pattern_names(
+    query: str, expected: set[str] | None
+) -> None:
+    found = query_predicates(query)
+
+    assert found == (None if expected is None else {URIRef(p) for p in expected})
+
+
+def test_sparql_data_holds_only_the_predicates_the_queries_name() -> None:
+    program = core_program()
+    triples = [
+        (URIRef(EX + "e"), KGM.source, URIRef(EX + "m")),
+        (URIRef(EX + "e"), RDF.type, KGM.Evidence),
+    ]
+
+    data = SparqlData((triples,), program.sparql_predicates)
+
+    assert program.sparql_predicates is not None and KGM.source in program.sparql_predicates
+    assert [q.predicate.value for q in data.store()] == [str(KGM.source)]
