@@ -12,11 +12,13 @@ with N. No decisions are generated (the gate never reads them).
 
 Each timed batch is 25 realistic drafts quoting 25 user messages ingested just before (not
 timed): 15 new facts (creates; half about "I"), 5 restatements of stored memories (discards)
-and 5 restatements with a new claim (merges). Prints a table of p50/p95 per size, the ratio
-of the largest to the smallest, the outcome mix, and last ``batch_draft_p50_ms=<p50 at the
-largest size>``. ``--profile FILE`` writes cProfile stats of the timed batches at the largest
-size (read them with ``python -m pstats FILE``); ``--profile-drain FILE`` the same of the
-change feed's drains after them (the projection and the index catching up).
+and 5 restatements with a new claim (merges). Prints a table of p50/p95 per size, with the
+median CPU time of the gate's own thread (on a shared or busy machine the wall time also
+counts waiting for a core; the CPU time does not), the ratio of the largest to the smallest,
+the outcome mix, and last ``batch_draft_p50_ms=<p50 at the largest size>``. ``--profile FILE``
+writes cProfile stats of the timed batches at the largest size (read them with
+``python -m pstats FILE``); ``--profile-drain FILE`` the same of the change feed's drains
+after them (the projection and the index catching up).
 """
 
 from __future__ import annotations
@@ -265,7 +267,7 @@ def run(
     batches: int,
     profile: cProfile.Profile | None,
     drain_profile: cProfile.Profile | None = None,
-) -> tuple[list[float], list[float], Counter]:
+) -> tuple[list[float], list[float], list[float], Counter]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env={"KGMEM_HOME": tmp})
         services = build_services(settings)
@@ -282,15 +284,16 @@ def run(
             if drain_profile is not None:  # drain in this thread, where the profiler looks
                 services.feed.stop()
             outcomes: Counter[str] = Counter()
-            samples, drains = [], []
+            samples, drains, cpus = [], [], []
             for b in range(batches + 2):
                 drafts = batch(world, services, b)
                 services.feed.drain(USER)  # the messages' own drain does not run in the timing
                 if profile is not None and b >= 2:
                     profile.enable()
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.thread_time()
                 result = services.gate.draft(USER, drafts, account_name=ACCOUNT)
                 elapsed = (time.perf_counter() - started) * 1000
+                spent = (time.thread_time() - cpu) * 1000
                 if profile is not None:
                     profile.disable()
                 if drain_profile is not None and b >= 2:
@@ -302,9 +305,10 @@ def run(
                     drain_profile.disable()
                 if b >= 2:  # two warm-up batches
                     samples.append(elapsed)
+                    cpus.append(spent)
                     drains.append(drained)
                     outcomes.update(i.outcome.value for i in result.items)
-            return samples, drains, outcomes
+            return samples, cpus, drains, outcomes
         finally:
             services.close()
 
@@ -327,16 +331,26 @@ def main() -> None:
         last = n == sizes[-1]
         profile = cProfile.Profile() if args.profile and last else None
         drain_profile = cProfile.Profile() if args.profile_drain and last else None
-        samples, drains, outcomes = run(n, args.batches, profile, drain_profile)
-        rows.append((n, statistics.median(samples), p95(samples), statistics.median(drains)))
+        samples, cpus, drains, outcomes = run(n, args.batches, profile, drain_profile)
+        rows.append(
+            (
+                n,
+                statistics.median(samples),
+                p95(samples),
+                statistics.median(cpus),
+                statistics.median(drains),
+            )
+        )
         print(f"  outcomes over {len(samples)} batches: {dict(sorted(outcomes.items()))}")
         if profile is not None:
             profile.dump_stats(args.profile)
         if drain_profile is not None:
             drain_profile.dump_stats(args.profile_drain)
-    print(f"\n{'memories':>10}  {'p50 ms':>8}  {'p95 ms':>8}  {'ms/draft':>8}  {'drain p50':>9}")
-    for n, median, high, drain in rows:
-        print(f"{n:>10}  {median:>8.1f}  {high:>8.1f}  {median / BATCH:>8.2f}  {drain:>9.1f}")
+    head = ("p50 ms", "p95 ms", "ms/draft", "cpu p50", "drain p50")
+    print(f"\n{'memories':>10}  " + "  ".join(f"{h:>9}" for h in head))
+    for n, median, high, cpu, drain in rows:
+        cells = (median, high, median / BATCH, cpu, drain)
+        print(f"{n:>10}  " + "  ".join(f"{c:>9.1f}" for c in cells))
     print(f"ratio p50 {sizes[-1]} / {sizes[0]}: {rows[-1][1] / rows[0][1]:.2f}x")
     print(f"batch_draft_p50_ms={rows[-1][1]:.1f}")
 
