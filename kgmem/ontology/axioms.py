@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from itertools import combinations
+from typing import NamedTuple
 
 from rdflib import Literal, URIRef
 from rdflib.term import Node
@@ -35,13 +36,42 @@ def check_axioms(
         elif isinstance(p, URIRef):
             values[s][p].append(o)
     found: list[Violation] = []
+    bounds: dict[URIRef, _Bounds] = {}  # a batch writes the same few predicates many times
     for node in focus:
         found += _disjoint_types(node, sorted(set(types.get(node, ()))), effective)
         for p, objs in values.get(node, {}).items():
             found += _functional(node, p, objs, effective)
-            for o in dict.fromkeys(objs):
-                found += _domain_range(types, node, p, o, effective)
+            bound = bounds.get(p)
+            if bound is None:
+                bound = bounds[p] = _bounds(p, effective)
+            if bound.domain or bound.domain_includes or bound.range or bound.range_includes:
+                for o in dict.fromkeys(objs):
+                    found += _domain_range(types, node, p, o, effective, bound)
     return found
+
+
+class _Bounds(NamedTuple):
+    """What a property's declarations allow: rdfs:domain, schema:domainIncludes, rdfs:range,
+    schema:rangeIncludes, and whether its ranges refuse a literal, or a node."""
+
+    domain: frozenset[URIRef]
+    domain_includes: frozenset[URIRef]
+    range: frozenset[URIRef]
+    range_includes: frozenset[URIRef]
+    no_literal: bool
+    no_node: bool
+
+
+def _bounds(p: URIRef, effective: EffectiveOntology) -> _Bounds:
+    ranges = effective.range(p) | effective.range_includes(p)
+    return _Bounds(
+        effective.domain(p),
+        effective.domain_includes(p),
+        effective.range(p),
+        effective.range_includes(p),
+        _refuses(ranges, literal=True),
+        _refuses(ranges, literal=False),
+    )
 
 
 def _functional(
@@ -84,17 +114,23 @@ def _disjoint_types(
 
 
 def _domain_range(
-    types: dict[Node, list[URIRef]], node: Node, p: URIRef, o: Node, effective: EffectiveOntology
+    types: dict[Node, list[URIRef]],
+    node: Node,
+    p: URIRef,
+    o: Node,
+    effective: EffectiveOntology,
+    bound: _Bounds,
 ) -> list[Violation]:
     found: list[Violation] = []
     checks = (
-        (ViolationKind.DOMAIN, node, effective.domain(p), effective.domain_includes(p)),
-        (ViolationKind.RANGE, o, effective.range(p), effective.range_includes(p)),
+        (ViolationKind.DOMAIN, node, bound.domain, bound.domain_includes),
+        (ViolationKind.RANGE, o, bound.range, bound.range_includes),
     )
+    wrong = bound.no_literal if isinstance(o, Literal) else bound.no_node
     for kind, subject, every, some in checks:
         if not every and not some:
             continue
-        if kind is ViolationKind.RANGE and _literal_mismatch(o, every | some):
+        if kind is ViolationKind.RANGE and wrong:
             wanted = "a literal" if isinstance(o, URIRef) else "a node"
             found.append(Violation(node, kind, "rdfs:range", p, o, f"{p} expects {wanted}"))
             continue
@@ -133,8 +169,9 @@ def _domain_range(
     return found
 
 
-def _literal_mismatch(value: Node, ranges: frozenset[URIRef]) -> bool:
-    """A literal where only classes are allowed, or a node where only datatypes are.
+def _refuses(ranges: frozenset[URIRef], *, literal: bool) -> bool:
+    """Whether ``ranges`` refuse a literal (only classes allowed) or, with ``literal``
+    false, a node (only datatypes allowed).
 
     Schema.org ranges are exempt: its properties take text for things routinely.
     """
@@ -143,6 +180,6 @@ def _literal_mismatch(value: Node, ranges: frozenset[URIRef]) -> bool:
     datatypes = {
         r for r in ranges if str(r).startswith(str(XSD)) or r in (RDF.langString, RDFS.Literal)
     }
-    if isinstance(value, Literal):
+    if literal:
         return not datatypes and all(not str(r).startswith("https://schema.org/") for r in ranges)
     return bool(datatypes) and datatypes == set(ranges)

@@ -131,6 +131,40 @@ def test_domain_disjoint_with_the_subject_type(
     assert [v.kind for v in report.violations] == [ViolationKind.DOMAIN]
 
 
+@pytest.mark.parametrize(
+    ("name", "predicate", "value", "expected"),
+    [  # value: a literal, or the name of an entity typed as given
+        ("node for a date", SDO.birthDate, ("Someone", SDO.Person), "expects a literal"),
+        ("text for a skill", SDO.skills, Literal("welding"), "expects a node"),
+        ("person as employer", SDO.worksFor, ("Bob", SDO.Person), "cannot be a"),
+        ("text for an employer", SDO.worksFor, Literal("Acme"), None),  # schema.org: allowed
+        ("organization as employer", SDO.worksFor, ("Acme", SDO.Organization), None),
+    ],
+)
+def test_range_of_the_value(
+    services: tuple[OntologyService, ValidationService],
+    name: str,
+    predicate: URIRef,
+    value: Literal | tuple[str, URIRef],
+    expected: str | None,
+) -> None:
+    patch = entity("Ann", SDO.Person)
+    if isinstance(value, tuple):
+        patch += entity(*value)
+        value = ex(value[0])
+    patch.append(Quad(ex("Ann"), predicate, value, ALICE.kg))
+
+    report = services[1].validate("alice", Changeset.of(patch))
+
+    ranges = [v for v in report.violations if v.kind is ViolationKind.RANGE]
+    if expected is None:
+        assert report.conforms, report.violations
+    else:
+        [violation] = ranges
+        assert violation.focus == ex("Ann") and violation.path == predicate, name
+        assert expected in violation.message, violation.message
+
+
 def test_validation_is_scoped_to_the_patch(
     services: tuple[OntologyService, ValidationService],
     store: OxigraphStore,
