@@ -63,14 +63,14 @@ class _Bounds(NamedTuple):
 
 
 def _bounds(p: URIRef, effective: EffectiveOntology) -> _Bounds:
-    ranges = effective.range(p) | effective.range_includes(p)
+    every, some = effective.range(p), effective.range_includes(p)
     return _Bounds(
         effective.domain(p),
         effective.domain_includes(p),
-        effective.range(p),
-        effective.range_includes(p),
-        _refuses(ranges, literal=True),
-        _refuses(ranges, literal=False),
+        every,
+        some,
+        _refuses(every | some, literal=True),
+        _refuses(every | some, literal=False),
     )
 
 
