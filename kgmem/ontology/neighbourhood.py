@@ -21,7 +21,7 @@ from kgmem.vocab import KGM, RDF, SH
 __all__ = ["Triples", "constrained_predicates", "neighbourhood"]
 
 Triple = tuple[Node, Node, Node]
-_ENTITY_KEYS = (RDF.type, KGM.name, KGM.canonical, KGM.mergedInto)
+_ENTITY_KEYS = frozenset((RDF.type, KGM.name, KGM.canonical, KGM.mergedInto))
 
 
 def constrained_predicates(shapes: Graph) -> frozenset[URIRef] | None:
@@ -93,21 +93,25 @@ def neighbourhood(
         written[quad.subject].add(quad.predicate)
     focus = list(written)
     reader = _Reader(store, graphs, data)
+
+    def focus_keys(node: Node) -> frozenset[URIRef] | None:
+        if constrained is None:
+            return None
+        return frozenset(p for p in written[node] if functional(p)) | constrained | _ENTITY_KEYS
+
     for node in focus:
-        if reader.is_entity(node):
-            needed = {p for p in written[node] if functional(p)}
-            keys = None if constrained is None else needed | constrained | set(_ENTITY_KEYS)
-            reader.add(node, keys, removed)
-        else:
-            reader.add(node, None, removed)
+        reader.add(node, focus_keys, removed)
     # Vocabulary terms (classes, properties, individuals) have no triples in a user graph.
     base = graphs.node_base
     pointed = {
         o for s, _, o in data if s in written and isinstance(o, URIRef) and o.startswith(base)
     } - set(focus)
     for node in pointed:
-        reader.add(node, _ENTITY_KEYS if reader.is_entity(node) else None, removed)
+        reader.add(node, lambda _: _ENTITY_KEYS, removed)
     return data, focus
+
+
+_SWEEP = 64  # quads of one node read in one go before an entity's read narrows to its keys
 
 
 class _Reader:
@@ -122,12 +126,40 @@ class _Reader:
             True for _ in self._store.quads(self._graphs.kg, node, RDF.type, KGM.Entity)
         )
 
-    def add(self, node: Node, predicates: Iterable[URIRef] | None, removed: set[Triple]) -> None:
-        """Read ``node``'s triples (only ``predicates`` when given: an entity's, which live
-        in the knowledge graph alone)."""
+    def add(
+        self, node: Node, keys: Callable[[Node], Iterable[URIRef] | None], removed: set[Triple]
+    ) -> None:
+        """Read ``node``'s triples; an entity's only for the predicates ``keys(node)`` names (an
+        entity lives in the knowledge graph alone, and its facts grow without bound).
+
+        One read of the node's quads serves both the question "is it an entity?" and the
+        answer, when the node has at most ``_SWEEP`` quads; a node with more (a hub entity,
+        whose facts grow without bound) is read by key."""
         if not isinstance(node, URIRef):
             return
-        if predicates is None:
+        sweep: list[Quad] = []
+        for quad in self._store.quads(None, subject=node):
+            if len(sweep) == _SWEEP:
+                self._add_large(node, keys, removed)
+                return
+            sweep.append(quad)
+        kg = self._graphs.kg
+        entity = (node, RDF.type, KGM.Entity) in self._data or any(
+            q.graph == kg and q.predicate == RDF.type and q.object == KGM.Entity for q in sweep
+        )
+        wanted = keys(node) if entity else None
+        if wanted is None:
+            found = (q for q in sweep if q.graph in self._read)
+        else:
+            allowed = set(wanted)
+            found = (q for q in sweep if q.graph == kg and q.predicate in allowed)
+        self._keep(found, removed)
+
+    def _add_large(
+        self, node: URIRef, keys: Callable[[Node], Iterable[URIRef] | None], removed: set[Triple]
+    ) -> None:
+        wanted = keys(node) if self.is_entity(node) else None
+        if wanted is None:
             # One lookup across graphs: a record or a source lives in one of the two.
             quads: Iterable[Quad] = (
                 q for q in self._store.quads(None, subject=node) if q.graph in self._read
@@ -135,8 +167,11 @@ class _Reader:
         else:
             kg = self._graphs.kg
             quads = (
-                q for p in set(predicates) for q in self._store.quads(kg, subject=node, predicate=p)
+                q for p in set(wanted) for q in self._store.quads(kg, subject=node, predicate=p)
             )
+        self._keep(quads, removed)
+
+    def _keep(self, quads: Iterable[Quad], removed: set[Triple]) -> None:
         for q in quads:
             triple = (q.subject, q.predicate, q.object)
             if triple not in removed:

@@ -120,6 +120,27 @@ def test_functional_property_against_the_stored_value(
     assert corrected.conforms, corrected.violations
 
 
+@pytest.mark.parametrize("other_facts", [0, 10, 200])
+def test_an_entitys_stored_facts_are_read_only_where_the_patch_needs_them(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+    other_facts: int,
+) -> None:
+    """An entity with few facts is read in one sweep, a hub with many by key; either way
+    its stored single value is seen and its unrelated facts stay out of the data graph."""
+    born = Quad(ex("Ann"), SDO.birthDate, Literal("1990-01-01", datatype=XSD.date), ALICE.kg)
+    known = [Quad(ex("Ann"), SDO.knows, ex(f"friend{i}"), ALICE.kg) for i in range(other_facts)]
+    store.commit(Changeset.of([*entity("Ann", SDO.Person), born, *known]))
+    second = Quad(ex("Ann"), SDO.birthDate, Literal("1991-02-02", datatype=XSD.date), ALICE.kg)
+    report = services[1].validate("alice", Changeset.of([second]))
+    [violation] = report.violations
+    assert violation.kind is ViolationKind.FUNCTIONAL and violation.focus == ex("Ann")
+    # the patch, the stored birth date, the entity's two types and its name: no friends
+    assert report.data_triples == 5
+    corrected = services[1].validate("alice", Changeset.of(add=[second], remove=[born]))
+    assert corrected.conforms and corrected.data_triples == 4
+
+
 def test_domain_disjoint_with_the_subject_type(
     services: tuple[OntologyService, ValidationService],
 ) -> None:
