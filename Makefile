@@ -19,8 +19,12 @@ lint: $(VENV)/.installed-test
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy --strict kgmem
 
+# Tests run on every core, a module to a worker (its module fixtures are built once);
+# PYTEST_WORKERS='-n 0' runs them in this process.
+PYTEST_WORKERS ?= -n auto --dist loadscope
+
 pytest: $(VENV)/.installed-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
