@@ -58,6 +58,18 @@ def test_version_and_help(home: Path) -> None:
         assert command in out
 
 
+def test_the_cli_loads_without_the_web_surfaces() -> None:
+    """Every command starts a process: the CLI imports the services, not the server, its
+    MCP and GraphQL surfaces or the model client (together ~1.4 s more a command)."""
+    heavy = ("kgmem.api.app", "mcp", "strawberry", "starlette", "uvicorn", "dspy", "litellm")
+    probe = f"import sys, kgmem.cli; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 def test_status_on_a_fresh_home_writes_nothing(home: Path) -> None:
     result = kgmem(home, "status")
     assert result.returncode == 0
