@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, islice
 
 from rdflib import Graph, URIRef
 from rdflib.term import Node
@@ -137,39 +138,29 @@ class _Reader:
         whose facts grow without bound) is read by key."""
         if not isinstance(node, URIRef):
             return
-        sweep: list[Quad] = []
-        for quad in self._store.quads(None, subject=node):
-            if len(sweep) == _SWEEP:
-                self._add_large(node, keys, removed)
-                return
-            sweep.append(quad)
+        quads = self._store.quads(None, subject=node)
+        sweep = list(islice(quads, _SWEEP + 1))
         kg = self._graphs.kg
-        entity = (node, RDF.type, KGM.Entity) in self._data or any(
-            q.graph == kg and q.predicate == RDF.type and q.object == KGM.Entity for q in sweep
-        )
+        if len(sweep) > _SWEEP:
+            entity = self.is_entity(node)
+        else:
+            entity = (node, RDF.type, KGM.Entity) in self._data or any(
+                q.graph == kg and q.predicate == RDF.type and q.object == KGM.Entity for q in sweep
+            )
         wanted = keys(node) if entity else None
+        found: Iterable[Quad]
         if wanted is None:
-            found = (q for q in sweep if q.graph in self._read)
+            # A record or a source lives in one of the two graphs; the read goes on from where
+            # the sweep stopped.
+            found = (q for q in chain(sweep, quads) if q.graph in self._read)
+        elif len(sweep) > _SWEEP:
+            found = (
+                q for p in set(wanted) for q in self._store.quads(kg, subject=node, predicate=p)
+            )
         else:
             allowed = set(wanted)
             found = (q for q in sweep if q.graph == kg and q.predicate in allowed)
         self._keep(found, removed)
-
-    def _add_large(
-        self, node: URIRef, keys: Callable[[Node], Iterable[URIRef] | None], removed: set[Triple]
-    ) -> None:
-        wanted = keys(node) if self.is_entity(node) else None
-        if wanted is None:
-            # One lookup across graphs: a record or a source lives in one of the two.
-            quads: Iterable[Quad] = (
-                q for q in self._store.quads(None, subject=node) if q.graph in self._read
-            )
-        else:
-            kg = self._graphs.kg
-            quads = (
-                q for p in set(wanted) for q in self._store.quads(kg, subject=node, predicate=p)
-            )
-        self._keep(quads, removed)
 
     def _keep(self, quads: Iterable[Quad], removed: set[Triple]) -> None:
         for q in quads:

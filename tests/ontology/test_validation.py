@@ -141,6 +141,23 @@ def test_an_entitys_stored_facts_are_read_only_where_the_patch_needs_them(
     assert corrected.conforms and corrected.data_triples == 4
 
 
+@pytest.mark.parametrize("stored", [3, 64, 65, 150])
+def test_a_node_that_is_not_an_entity_is_read_whole(
+    services: tuple[OntologyService, ValidationService],
+    store: OxigraphStore,
+    stored: int,
+) -> None:
+    """A record's triples all count, however many: past the first sweep the read goes on."""
+    record = ex("Record")
+    store.commit(
+        Changeset.of(Quad(record, KGM.tag, Literal(f"t{i}"), ALICE.kg) for i in range(stored))
+    )
+    report = services[1].validate(
+        "alice", Changeset.of([Quad(record, KGM.tag, Literal("new"), ALICE.kg)])
+    )
+    assert report.data_triples == stored + 1
+
+
 def test_domain_disjoint_with_the_subject_type(
     services: tuple[OntologyService, ValidationService],
 ) -> None:
