@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/batch_draft.py [--memories 10000,100000] [--batches 20]
                                                 [--profile FILE] [--profile-drain FILE]
+                                                [--floor]
 
 For each N, an on-disk store (as the server runs it, built by ``build_services``) is filled
 with N active memories by bulk-loading their quads: each memory has one claim on resolved
@@ -18,7 +19,9 @@ counts waiting for a core; the CPU time does not), the ratio of the largest to t
 the outcome mix, and last ``batch_draft_p50_ms=<p50 at the largest size>``. ``--profile FILE``
 writes cProfile stats of the timed batches at the largest size (read them with
 ``python -m pstats FILE``); ``--profile-drain FILE`` the same of the change feed's drains
-after them (the projection and the index catching up).
+after them (the projection and the index catching up). ``--floor`` records the storage
+operations of the last timed batch at each size and replays them natively on the same store
+(see ``storage_floor.py``): what the on-disk store alone costs that batch, under any code.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import statistics
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -50,6 +54,10 @@ from kgmem.memory.sources import source_iri
 from kgmem.store import Quad, RdfFormat, UserGraphs
 from kgmem.store.queries import term_to_sparql
 from kgmem.vocab import KGM, RDF, SDO
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from storage_floor import Floor, record, replay
 
 USER, ACCOUNT = "alice", "Alice"
 GRAPHS = UserGraphs(USER)
@@ -267,7 +275,8 @@ def run(
     batches: int,
     profile: cProfile.Profile | None,
     drain_profile: cProfile.Profile | None = None,
-) -> tuple[list[float], list[float], list[float], Counter]:
+    floor: bool = False,
+) -> tuple[list[float], list[float], list[float], Counter, Floor | None]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env={"KGMEM_HOME": tmp})
         services = build_services(settings)
@@ -285,17 +294,22 @@ def run(
                 services.feed.stop()
             outcomes: Counter[str] = Counter()
             samples, drains, cpus = [], [], []
+            recorder = record(services.store) if floor else None
             for b in range(batches + 2):
                 drafts = batch(world, services, b)
                 services.feed.drain(USER)  # the messages' own drain does not run in the timing
                 if profile is not None and b >= 2:
                     profile.enable()
+                if recorder is not None:
+                    recorder.on = b == batches + 1
                 started, cpu = time.perf_counter(), time.thread_time()
                 result = services.gate.draft(USER, drafts, account_name=ACCOUNT)
                 elapsed = (time.perf_counter() - started) * 1000
                 spent = (time.thread_time() - cpu) * 1000
                 if profile is not None:
                     profile.disable()
+                if recorder is not None:
+                    recorder.on = False
                 if drain_profile is not None and b >= 2:
                     drain_profile.enable()
                 started = time.perf_counter()  # the projection and index catch up, apart
@@ -308,7 +322,8 @@ def run(
                     cpus.append(spent)
                     drains.append(drained)
                     outcomes.update(i.outcome.value for i in result.items)
-            return samples, cpus, drains, outcomes
+            found = replay(recorder) if recorder is not None else None
+            return samples, cpus, drains, outcomes, found
         finally:
             services.close()
 
@@ -323,6 +338,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--profile-drain", type=Path)
+    parser.add_argument("--floor", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.memories.split(",")]
     rows = []
@@ -331,7 +347,9 @@ def main() -> None:
         last = n == sizes[-1]
         profile = cProfile.Profile() if args.profile and last else None
         drain_profile = cProfile.Profile() if args.profile_drain and last else None
-        samples, cpus, drains, outcomes = run(n, args.batches, profile, drain_profile)
+        samples, cpus, drains, outcomes, floor = run(
+            n, args.batches, profile, drain_profile, args.floor
+        )
         rows.append(
             (
                 n,
@@ -342,6 +360,9 @@ def main() -> None:
             )
         )
         print(f"  outcomes over {len(samples)} batches: {dict(sorted(outcomes.items()))}")
+        if floor is not None:
+            print("  storage floor of the last batch, replayed natively:")
+            print("\n".join(floor.lines()))
         if profile is not None:
             profile.dump_stats(args.profile)
         if drain_profile is not None:

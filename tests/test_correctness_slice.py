@@ -9,12 +9,9 @@ by case. Known gaps of the consolidation path are strict xfails: they fail the r
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -27,9 +24,9 @@ from kgmem.pipeline import Consolidation, ExtractClaims, PassStatus
 from kgmem.pipeline.scripted import inputs_of
 from kgmem.store import UserGraphs
 from kgmem.vocab import KGM, RDF
+from tests.helpers import load_benchmark
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 JOB = {
     "name": "currentJobAt",
     "domain": "schema:Person",
@@ -38,21 +35,8 @@ JOB = {
 }
 
 
-def _load(name: str) -> ModuleType:
-    """A benchmarks module by path (benchmarks is no package), registered under its name so
-    its sibling imports resolve."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-core = _load("correctness_core")
-passes = _load("correctness_pass")
+core = load_benchmark("correctness_core")
+passes = load_benchmark("correctness_pass")
 
 
 def msg(key: str, text: str, speaker: str | None = None, role: str = "user") -> dict[str, Any]:

@@ -1,0 +1,158 @@
+"""The storage floor of a write: what the on-disk Oxigraph store alone costs for the reads and
+the commit one gate call asks of it, with no kgmem code around them.
+
+:class:`Recorder` stands in for the ``pyoxigraph.Store`` under the adapter while one call
+runs and keeps every storage operation it asks for (pattern reads, SPARQL queries, the
+commit's ``extend`` or ``update``). :func:`replay` then runs them again straight on the
+native store: each pattern read consumed with every term of every quad decoded (as the
+adapter does), each query's solutions walked, and the committed quads written again under
+fresh graph names (the same quads again would be no-ops), on disk and into an in-memory
+store for comparison. Used by ``batch_draft.py --floor``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyoxigraph as ox
+
+from kgmem.store.oxigraph import OxigraphStore
+
+__all__ = ["Floor", "Recorder", "record", "replay"]
+
+_ROUNDS = 7
+
+
+@dataclass
+class Recorder:
+    """Delegates to ``inner``; while ``on``, records the operations that read or write."""
+
+    inner: ox.Store
+    on: bool = False
+    reads: list[tuple[tuple[Any, ...], int]] = field(default_factory=list)
+    queries: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+    writes: list[list[ox.Quad]] = field(default_factory=list)
+    updates: int = 0
+
+    def quads_for_pattern(self, *args: Any) -> Iterator[ox.Quad]:
+        found = self.inner.quads_for_pattern(*args)
+        if not self.on:
+            return found
+        quads = list(found)
+        self.reads.append((args, len(quads)))
+        return iter(quads)
+
+    def query(self, *args: Any, **kwargs: Any) -> Any:
+        if self.on:
+            self.queries.append((args, kwargs))
+        return self.inner.query(*args, **kwargs)
+
+    def extend(self, quads: Any) -> None:
+        quads = list(quads)
+        if self.on:
+            self.writes.append(quads)
+        self.inner.extend(quads)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.updates += self.on
+        self.inner.update(*args, **kwargs)
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def record(store: object) -> Recorder:
+    """Put a :class:`Recorder` under ``store`` (an :class:`OxigraphStore` on disk)."""
+    if not isinstance(store, OxigraphStore) or store.location == ":memory:":
+        raise TypeError("the storage floor is measured on an on-disk OxigraphStore")
+    recorder = Recorder(store._ox)  # a benchmark looks under the adapter
+    store._store = recorder  # type: ignore[assignment]
+    return recorder
+
+
+@dataclass(frozen=True)
+class Floor:
+    reads: int
+    read_quads: int
+    queries: int
+    commits: int
+    written: int
+    updates: int
+    read_ms: float
+    query_ms: float
+    write_ms: float
+    write_memory_ms: float
+
+    @property
+    def total_ms(self) -> float:
+        return self.read_ms + self.query_ms + self.write_ms
+
+    def lines(self) -> list[str]:
+        return [
+            f"  {'operation':<22}{'count':>7}{'quads':>8}{'median ms':>11}",
+            f"  {'pattern reads':<22}{self.reads:>7}{self.read_quads:>8}{self.read_ms:>11.1f}",
+            f"  {'SPARQL queries':<22}{self.queries:>7}{'':>8}{self.query_ms:>11.1f}",
+            f"  {'commit, on disk':<22}{self.commits:>7}{self.written:>8}{self.write_ms:>11.1f}",
+            f"  {'commit, in memory':<22}{'':>7}{'':>8}{self.write_memory_ms:>11.1f}",
+            f"  {'storage floor':<22}{'':>7}{'':>8}{self.total_ms:>11.1f}"
+            + (f"  ({self.updates} SPARQL updates not replayed)" if self.updates else ""),
+        ]
+
+
+def _renamed(graph: object, n: int) -> ox.NamedNode:
+    if not isinstance(graph, ox.NamedNode):
+        raise TypeError("kgmem writes only to named graphs")
+    return ox.NamedNode(f"{graph.value}-floor{n}")
+
+
+def replay(recorder: Recorder) -> Floor:
+    """Run the recorded operations again on the native store; medians of a few rounds."""
+    recorder.on = False
+    inner = recorder.inner
+    read_ms, query_ms = [], []
+    for _ in range(_ROUNDS):
+        started = time.perf_counter()
+        for args, _count in recorder.reads:
+            for quad in inner.quads_for_pattern(*args):
+                _ = quad.subject, quad.predicate, quad.object, quad.graph_name
+        read_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        for args, kwargs in recorder.queries:
+            result = inner.query(*args, **kwargs)
+            if isinstance(result, ox.QuerySolutions | ox.QueryTriples):
+                for _ in result:
+                    pass
+        query_ms.append((time.perf_counter() - started) * 1000)
+    write_ms, memory_ms = [], []
+    scratch = ox.Store()
+    for n in range(_ROUNDS):
+        quads = [
+            ox.Quad(q.subject, q.predicate, q.object, _renamed(q.graph_name, n))
+            for batch in recorder.writes
+            for q in batch
+        ]
+        started = time.perf_counter()
+        inner.extend(quads)
+        write_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        scratch.extend(quads)
+        memory_ms.append((time.perf_counter() - started) * 1000)
+    return Floor(
+        reads=len(recorder.reads),
+        read_quads=sum(count for _, count in recorder.reads),
+        queries=len(recorder.queries),
+        commits=len(recorder.writes),
+        written=sum(len(batch) for batch in recorder.writes),
+        updates=recorder.updates,
+        read_ms=statistics.median(read_ms),
+        query_ms=statistics.median(query_ms),
+        write_ms=statistics.median(write_ms) if recorder.writes else 0.0,
+        write_memory_ms=statistics.median(memory_ms) if recorder.writes else 0.0,
+    )
