@@ -3,11 +3,13 @@ the commit one gate call asks of it, with no kgmem code around them.
 
 :class:`Recorder` stands in for the ``pyoxigraph.Store`` under the adapter while one call
 runs and keeps every storage operation it asks for (pattern reads, SPARQL queries, the
-commit's ``extend`` or ``update``). :func:`replay` then runs them again straight on the
-native store: each pattern read consumed with every term of every quad decoded (as the
-adapter does), each query's solutions walked, and the committed quads written again under
-fresh graph names (the same quads again would be no-ops), on disk and into an in-memory
-store for comparison. Used by ``batch_draft.py --floor``.
+commit's ``extend`` or ``update``), a pattern read with the number of quads its caller took
+(one that asks whether anything matches stops at the first). :func:`replay` then runs them
+again straight on the native store: each pattern read taken as far as its caller took it,
+with every term of every quad decoded (as the adapter does), each query's solutions walked,
+and the committed quads written again under fresh graph names (the same quads again would
+be no-ops), on disk and into an in-memory store for comparison. Used by
+``batch_draft.py --floor``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import pyoxigraph as ox
@@ -33,7 +36,7 @@ class Recorder:
 
     inner: ox.Store
     on: bool = False
-    reads: list[tuple[tuple[Any, ...], int]] = field(default_factory=list)
+    reads: list[tuple[tuple[Any, ...], list[int]]] = field(default_factory=list)
     queries: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
     writes: list[list[ox.Quad]] = field(default_factory=list)
     updates: int = 0
@@ -42,9 +45,9 @@ class Recorder:
         found = self.inner.quads_for_pattern(*args)
         if not self.on:
             return found
-        quads = list(found)
-        self.reads.append((args, len(quads)))
-        return iter(quads)
+        taken = [0]
+        self.reads.append((args, taken))
+        return _counted(found, taken)
 
     def query(self, *args: Any, **kwargs: Any) -> Any:
         if self.on:
@@ -66,6 +69,12 @@ class Recorder:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def _counted(quads: Iterator[ox.Quad], taken: list[int]) -> Iterator[ox.Quad]:
+    for quad in quads:
+        taken[0] += 1
+        yield quad
 
 
 def record(store: object) -> Recorder:
@@ -119,8 +128,8 @@ def replay(recorder: Recorder) -> Floor:
     read_ms, query_ms = [], []
     for _ in range(_ROUNDS):
         started = time.perf_counter()
-        for args, _count in recorder.reads:
-            for quad in inner.quads_for_pattern(*args):
+        for args, (taken,) in recorder.reads:
+            for quad in islice(inner.quads_for_pattern(*args), taken):
                 _ = quad.subject, quad.predicate, quad.object, quad.graph_name
         read_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
@@ -146,7 +155,7 @@ def replay(recorder: Recorder) -> Floor:
         memory_ms.append((time.perf_counter() - started) * 1000)
     return Floor(
         reads=len(recorder.reads),
-        read_quads=sum(count for _, count in recorder.reads),
+        read_quads=sum(taken for _, (taken,) in recorder.reads),
         queries=len(recorder.queries),
         commits=len(recorder.writes),
         written=sum(len(batch) for batch in recorder.writes),
