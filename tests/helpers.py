@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["BENCHMARKS", "holding", "load_benchmark"]
+__all__ = ["holding", "load_benchmark"]
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+_BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def load_benchmark(name: str) -> ModuleType:
@@ -20,7 +20,7 @@ def load_benchmark(name: str) -> ModuleType:
     its sibling imports resolve."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, _BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
