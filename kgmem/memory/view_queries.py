@@ -90,12 +90,17 @@ def _props(r: ViewReader, g: URIRef, node: Term) -> dict[Term, list[Term]]:
 
 
 def _claim_rows(
-    r: ViewReader, g: URIRef, claim: Term, status: Term, fixed: Mapping[str, Term]
+    r: ViewReader,
+    g: URIRef,
+    claim: Term,
+    c: Mapping[Term, list[Term]],
+    status: Term,
+    fixed: Mapping[str, Term],
 ) -> list[Row]:
-    """The rows of claims_about / claims_with_value for one claim whose subject, predicate
-    (and key) are in ``fixed``: its memories in ``status``, with every optional value."""
+    """The rows of claims_about / claims_with_value for one claim (``c``: its values by
+    predicate) whose subject, predicate (and key) are in ``fixed``: its memories in
+    ``status``, with every optional value."""
     rows: list[Row] = []
-    c = _props(r, g, claim)
     for memory in _subjects(r, g, KGM.claim, claim):
         m = _props(r, g, memory)
         if status not in m.get(KGM.status, ()):
@@ -152,9 +157,12 @@ def claims_about(r: ViewReader, query: Query, bindings: Mapping[str, Term]) -> l
     claims.update(row["claim"] for row in stored if row["memory"] in memories)
     rows = [row for row in stored if row["claim"] not in claims]
     fixed = {"subject": subject, "predicate": predicate}
-    for claim in claims:
-        if _has(r, g, claim, KGM.subject, subject) and _has(r, g, claim, KGM.predicate, predicate):
-            rows += _claim_rows(r, g, claim, status, fixed)
+    for claim in claims:  # most are about other subjects: one bound read rules them out
+        if not _has(r, g, claim, KGM.subject, subject):
+            continue
+        c = _props(r, g, claim)
+        if predicate in c.get(KGM.predicate, ()):
+            rows += _claim_rows(r, g, claim, c, status, fixed)
     return rows
 
 
@@ -163,10 +171,11 @@ def claims_with_value(r: ViewReader, query: Query, bindings: Mapping[str, Term])
     g, status, key = _graph(bindings), bindings["status"], bindings["key"]
     rows: list[Row] = []
     for claim in _subjects(r, g, KGM.claimKey, key):
-        for subject in _objects(r, g, claim, KGM.subject):
-            for predicate in _objects(r, g, claim, KGM.predicate):
+        c = _props(r, g, claim)  # one read of the claim (a few triples), not one a property
+        for subject in c.get(KGM.subject, ()):
+            for predicate in c.get(KGM.predicate, ()):
                 fixed = {"key": key, "subject": subject, "predicate": predicate}
-                rows += _claim_rows(r, g, claim, status, fixed)
+                rows += _claim_rows(r, g, claim, c, status, fixed)
     return rows
 
 
@@ -188,11 +197,12 @@ def entities_by_key(r: ViewReader, query: Query, bindings: Mapping[str, Term]) -
     g, key = _graph(bindings), bindings["key"]
     rows: list[Row] = []
     for entity in _subjects(r, g, KGM.nameKey, key):
-        if not _has(r, g, entity, RDF.type, KGM.Entity):
+        # by property, not whole: an entity may have any number of facts about it
+        types = _objects(r, g, entity, RDF.type)
+        if KGM.Entity not in types:
             continue
         fixed = {"graph": g, "key": key, "entity": entity}
         names = _optional(_objects(r, g, entity, KGM.name))
-        types = _optional(_objects(r, g, entity, RDF.type))
         rows += [_row(fixed, name=n, type=t) for n, t in product(names, types)]
     return rows
 

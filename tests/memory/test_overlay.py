@@ -14,8 +14,8 @@ from kgmem.memory.model import MemoryStatus
 from kgmem.memory.overlay import BatchView
 from kgmem.memory.records import claim_key
 from kgmem.memory.view_queries import VIEW_QUERIES
-from kgmem.store import Quad, QueryRegistry, Row
-from kgmem.vocab import KGM, SDO
+from kgmem.store import Changeset, Quad, QueryRegistry, Row
+from kgmem.vocab import KGM, RDF, SDO
 from tests.memory.world import ALICE, World, works_at
 
 
@@ -71,6 +71,17 @@ def _fill(world: World) -> None:
     }
     [negated] = world.draft(dislike)
     assert negated.memory is not None, negated.reasons
+    # a node that goes by an entity's name key but is no entity: entities_by_key leaves it out
+    impostor = URIRef("urn:kgmem:test:not-an-entity")
+    world.store.commit(
+        Changeset.of(
+            [
+                Quad(impostor, KGM.nameKey, Literal(name_key("Acme")), ALICE.kg),
+                Quad(impostor, KGM.name, Literal("Acme"), ALICE.kg),
+                Quad(impostor, RDF.type, KGM.Memory, ALICE.kg),
+            ]
+        )
+    )
 
 
 def test_view_queries_give_the_rows_of_their_sparql(world: World, queries: QueryRegistry) -> None:
