@@ -125,15 +125,6 @@ class EdgeTable:
             f"(b:{self.target} {{key: r.b}}) WHERE e.uid = r.uid{same} DELETE e"
         )
 
-    def delete_at(self, table: str) -> list[str]:
-        """Statements deleting this table's edges at the nodes ``$keys`` of ``table``."""
-        out = []
-        if table == self.source:
-            out.append(f"MATCH (n:{table})-[e:{self.name}]->() WHERE n.key IN $keys DELETE e")
-        if table == self.target:
-            out.append(f"MATCH ()-[e:{self.name}]->(n:{table}) WHERE n.key IN $keys DELETE e")
-        return out
-
 
 def _typed(column: str, kind: str) -> str:
     # A parameter list whose values are all null is typed STRING by Kùzu: cast scalars.
