@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "EDGES",
     "NODES",
+    "NODE_KINDS",
     "SCHEMA_VERSION",
     "EdgeTable",
     "NodeTable",
@@ -61,6 +62,12 @@ class NodeTable:
 
     def ids_of_keys(self) -> str:
         return f"MATCH (n:{self.name}) WHERE n.key IN $keys RETURN n.id"
+
+    def id_of_key(self) -> str:
+        """The id of the node ``$key``, if the table holds it. A match on the primary key
+        uses Kùzu's index; ``key IN $keys`` scans the whole table (300k rows: 75 ms for 25
+        keys, against 0.5 ms a key here)."""
+        return f"MATCH (n:{self.name} {{key: $key}}) RETURN n.id"
 
     def update(self) -> str:
         """Set the columns of the nodes ``$rows`` (by key), keeping their edges."""
@@ -164,6 +171,27 @@ EDGES = (
     EdgeTable("PAGE_OF", "Page", "Entity"),
     EdgeTable("SHARES_MEMORY", "Entity", "Entity", (("count", "INT64"),)),
 )
+
+
+#: The table a user's node can be projected to, by the kind in its IRI (the path segment
+#: after ``UserGraphs.node_base``, as ``kgmem.memory.ids`` mints them): None for a kind the
+#: projection never holds as a node (a claim or evidence item stands for its memory).
+#: A node of a kind not listed here may be in any table.
+NODE_KINDS: dict[str, str | None] = {
+    "entity": "Entity",
+    "memory": "Memory",
+    "page": "Page",
+    "msg": "Source",
+    "task": "Source",
+    "note": "Source",
+    "short": "Source",
+    "claim": None,
+    "evidence": None,
+    "decision": None,
+    "pass": None,
+    "prefs": None,
+    "queued": None,
+}
 
 
 def ddl() -> list[str]:

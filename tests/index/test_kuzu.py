@@ -8,8 +8,10 @@ import pytest
 from rdflib import Literal, URIRef
 
 from kgmem.index import KuzuProjection, LinkKind, UserRows
+from kgmem.index.kuzu_schema import NODE_KINDS, NODES
 from kgmem.index.reader import StoreReader
 from kgmem.memory.entities import self_entity
+from kgmem.memory.ids import NodeKind
 from kgmem.store import Changeset, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF, SDO
 from tests.index.scenes import ALICE_SELF, BOB, Scene, changed_nodes, snapshot, works_at
@@ -223,6 +225,33 @@ def test_refresh_of_pages_and_sources(
     projection.refresh("alice", [page])
     assert in_sync(projection)
     assert not projection.rows("alice").pages and not projection.rows("alice").page_of
+
+
+def test_a_node_of_an_unknown_form_is_found_in_any_table(
+    projection: KuzuProjection, world: World, scene: Scene
+) -> None:
+    """A refresh looks a node up only in the table its IRI's kind can be in; a page whose
+    IRI is not one kgmem minted is looked for everywhere, so its removal still reaches the
+    projection."""
+    page = URIRef("urn:x:an-imported-page")
+    quads = [
+        Quad(page, RDF.type, KGM.Page, ALICE.kg),
+        Quad(page, KGM.path, Literal("imported/page.md"), ALICE.kg),
+        Quad(page, KGM.title, Literal("Imported"), ALICE.kg),
+    ]
+    world.store.commit(Changeset.of(quads))
+    projection.refresh("alice", [page])
+    assert [p.id for p in projection.rows("alice").pages] == [str(page)]
+    world.store.commit(Changeset.of(remove=quads))
+    projection.refresh("alice", [page])
+    assert in_sync(projection)
+    assert not projection.rows("alice").pages
+
+
+def test_every_kind_of_node_kgmem_mints_has_its_projection_table() -> None:
+    assert set(NODE_KINDS) == {kind.value for kind in NodeKind}
+    tables = {t.name for t in NODES}
+    assert {t for t in NODE_KINDS.values() if t is not None} == tables
 
 
 def test_refresh_ignores_unknown_nodes_and_other_users(
