@@ -1,4 +1,5 @@
-"""The projection's rows in Kùzu: batched writes, reads back, and neighbourhood walks.
+"""The projection's rows in Kùzu: batched writes, reads back, and neighbourhood walks
+(their Cypher and row shapes in :mod:`kgmem.index.kuzu_paths`).
 
 Writes go in batches (``UNWIND $rows``) inside one Kùzu transaction per call, so a rebuild
 or a refresh is applied whole or not at all. Kùzu's own errors become
@@ -18,7 +19,8 @@ import kuzu
 from rdflib import URIRef
 
 from kgmem.errors import StoreOperationFailed
-from kgmem.index.base import Link, LinkKind, Neighbour
+from kgmem.index.base import Neighbour
+from kgmem.index.kuzu_paths import LINKED, NEIGHBOURS, internal_id, neighbour
 from kgmem.index.kuzu_schema import EDGES, NODE_KINDS, NODES, EdgeTable, node_key
 from kgmem.index.reader import NodeSet
 from kgmem.index.rows import (
@@ -51,23 +53,6 @@ _ROW_TYPES: tuple[type[Row], ...] = (
     PageOfRow,
     SharesRow,
 )
-_NEIGHBOURS = """
-MATCH (a:Entity {{key: $key}})-[e:RELATES|SHARES_MEMORY* SHORTEST 1..{hops}
-      (r, n | WHERE n.uid = $uid AND r.uid = $uid)]-(b:Entity)
-WHERE b.uid = $uid AND b.key <> a.key
-RETURN b.id, b.name, b.types, length(e), rels(e), nodes(e), a, b
-ORDER BY length(e), b.name, b.id
-LIMIT {limit}
-"""
-
-# One hop needs no recursive join: a plain pattern from the primary key is ~6x faster.
-_LINKED = """
-MATCH (a:Entity {key: $key})-[r:RELATES|SHARES_MEMORY]-(b:Entity)
-WHERE b.uid = $uid AND r.uid = $uid AND b.key <> a.key
-RETURN DISTINCT b.id, b.name
-ORDER BY b.name, b.id
-LIMIT $limit
-"""
 
 
 def _node_params(uid: str, row: Row) -> _Params:
@@ -303,7 +288,7 @@ class KuzuGraph:
             ]
             for end in ends:
                 for internal, *rest in self.run(edge.at(end), {"keys": keys}):
-                    found[(edge.name, *_internal(internal))] = (edge.name, *rest)
+                    found[(edge.name, *internal_id(internal))] = (edge.name, *rest)
         return Counter(found.values())
 
     # -- reads -------------------------------------------------------------------------
@@ -373,42 +358,10 @@ class KuzuGraph:
         return found
 
     def linked(self, uid: str, entity: str, limit: int) -> list[URIRef]:
-        rows = self.run(_LINKED, {"key": node_key(uid, entity), "uid": uid, "limit": limit})
+        rows = self.run(LINKED, {"key": node_key(uid, entity), "uid": uid, "limit": limit})
         return [URIRef(row[0]) for row in rows]
 
     def neighbourhood(self, uid: str, entity: str, hops: int, limit: int) -> list[Neighbour]:
-        cypher = _NEIGHBOURS.format(hops=int(hops), limit=int(limit))
+        cypher = NEIGHBOURS.format(hops=int(hops), limit=int(limit))
         rows = self.run(cypher, {"key": node_key(uid, entity), "uid": uid})
-        return [_neighbour(row) for row in rows]
-
-
-def _link(rel: dict[str, Any], ids: dict[tuple[int, int], str]) -> Link:
-    source = URIRef(ids[_internal(rel["_src"])])
-    target = URIRef(ids[_internal(rel["_dst"])])
-    if rel["_label"] == "SHARES_MEMORY":
-        return Link(LinkKind.SHARES_MEMORY, source, target, count=int(rel["count"]))
-    memory = rel.get("memory")
-    return Link(
-        LinkKind.RELATES,
-        source,
-        target,
-        predicate=URIRef(rel["predicate"]),
-        memory=URIRef(memory) if memory else None,
-        inferred=bool(rel["inferred"]),
-    )
-
-
-def _internal(node_id: dict[str, int]) -> tuple[int, int]:
-    return node_id["table"], node_id["offset"]
-
-
-def _neighbour(row: list[Any]) -> Neighbour:
-    iri, name, types, distance, rels, middle, start, end = row
-    ids = {_internal(n["_id"]): n["id"] for n in (start, *middle, end)}
-    return Neighbour(
-        entity=URIRef(iri),
-        name=name,
-        types=tuple(URIRef(t) for t in types or ()),
-        distance=int(distance),
-        path=tuple(_link(rel, ids) for rel in rels),
-    )
+        return [neighbour(row) for row in rows]
