@@ -25,6 +25,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from kgmem.clock import Clock, SystemClock
@@ -196,7 +197,13 @@ def build_services(
     ports = PassPorts(ontology, validation, sources, gate, models)
     consolidation = Consolidation(store, queries, clock, settings, ports)
     search = MemorySearch(
-        store, queries, lexical, clock, lifecycle, before_read=feed.drain, graph=projection
+        store,
+        queries,
+        lexical,
+        clock,
+        lifecycle,
+        before_read=partial(feed.catch_up, target=lexical),
+        graph=projection,
     )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)
     context = PromptContext(store, queries, clock, ContextLimits.from_settings(settings))

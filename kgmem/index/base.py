@@ -168,6 +168,15 @@ class GraphProjection(Protocol):
         :meth:`neighbourhood` finds at ``hops=1`` without the paths, and cheaper."""
         ...
 
+    def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
+        """:meth:`linked`, or None at once while a refresh is writing the projection: for a
+        reader that can do without it rather than wait seconds."""
+        ...
+
+    def version(self, uid: str) -> int:
+        """Changes whenever the user's rows may have; never waits for a write under way."""
+        ...
+
     def rows(self, uid: str) -> UserRows:
         """Every row of the user as projected (duplicates, which are drift, kept)."""
         ...

@@ -37,6 +37,7 @@ class KuzuProjection:
 
     def __init__(self, directory: Path, store: TripleStore, queries: QueryRegistry) -> None:
         self._lock = threading.RLock()
+        self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
         opened = open_database(directory)
         self._graph = KuzuGraph(opened.database)
@@ -74,7 +75,10 @@ class KuzuProjection:
         check_id(uid, "user id")
         with self._lock:
             rows = closed(self._reader.user(uid))
-            self._graph.replace_user(uid, rows)
+            try:
+                self._graph.replace_user(uid, rows)
+            finally:
+                self._bump(uid)
         return fingerprint_of(rows)
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
@@ -97,33 +101,45 @@ class KuzuProjection:
         if not wanted:
             return
         with self._lock:
-            stored = self._reader.classify(uid, wanted)
-            held = self._graph.holding(uid, wanted)
-            memories = stored.memories | held.memories
-            if links is None:
-                touched = self._reader.memory_entities(uid, memories)
-                linked = self._graph.linked_entities(uid, memories)
-                affected = stored | held | NodeSet(entities=frozenset(touched | linked))
-                self._graph.replace_nodes(uid, affected, self._reader.around(uid, affected))
-                return
-            ends = {e for pair in links.pairs for e in pair} - wanted
-            entities = stored.entities | held.entities | self._entities(uid, ends)
-            own = frozenset((stored.entities | held.entities) - links.only)
-            groups = [set(pair) for pair in links.pairs if entities.issuperset(pair)]
-            groups += self._reader.memory_entity_sets(uid, memories).values()
-            groups += self._graph.memory_entity_sets(uid, memories).values()
-            pairs = {
-                (str(a), str(b))
-                for group in groups
-                for a, b in combinations(sorted(group, key=str), 2)
-                if a not in own and b not in own
-            }
-            affected = NodeSet(
-                own, memories, stored.pages | held.pages, stored.sources | held.sources
-            )
-            rows = self._reader.around(uid, affected)
-            rows |= self._reader.between(uid, [(URIRef(a), URIRef(b)) for a, b in pairs])
-            self._graph.replace_nodes(uid, affected, rows, pairs)
+            try:
+                self._refresh(uid, wanted, links)
+            finally:
+                self._bump(uid)
+
+    def version(self, uid: str) -> int:
+        """A number that changes whenever ``uid``'s rows may have (never waits for a write
+        under way: a reader caching what it read keys it by this)."""
+        return self._versions.get(uid, 0)
+
+    def _bump(self, uid: str) -> None:
+        self._versions[uid] = self._versions.get(uid, 0) + 1
+
+    def _refresh(self, uid: str, wanted: set[URIRef], links: Links | None) -> None:
+        stored = self._reader.classify(uid, wanted)
+        held = self._graph.holding(uid, wanted)
+        memories = stored.memories | held.memories
+        if links is None:
+            touched = self._reader.memory_entities(uid, memories)
+            linked = self._graph.linked_entities(uid, memories)
+            affected = stored | held | NodeSet(entities=frozenset(touched | linked))
+            self._graph.replace_nodes(uid, affected, self._reader.around(uid, affected))
+            return
+        ends = {e for pair in links.pairs for e in pair} - wanted
+        entities = stored.entities | held.entities | self._entities(uid, ends)
+        own = frozenset((stored.entities | held.entities) - links.only)
+        groups = [set(pair) for pair in links.pairs if entities.issuperset(pair)]
+        groups += self._reader.memory_entity_sets(uid, memories).values()
+        groups += self._graph.memory_entity_sets(uid, memories).values()
+        pairs = {
+            (str(a), str(b))
+            for group in groups
+            for a, b in combinations(sorted(group, key=str), 2)
+            if a not in own and b not in own
+        }
+        affected = NodeSet(own, memories, stored.pages | held.pages, stored.sources | held.sources)
+        rows = self._reader.around(uid, affected)
+        rows |= self._reader.between(uid, [(URIRef(a), URIRef(b)) for a, b in pairs])
+        self._graph.replace_nodes(uid, affected, rows, pairs)
 
     def _entities(self, uid: str, iris: set[URIRef]) -> frozenset[URIRef]:
         """Which of ``iris`` are entities, in the store or in the projection."""
@@ -143,11 +159,18 @@ class KuzuProjection:
             return self._graph.neighbourhood(uid, str(entity), hops, limit)
 
     def linked(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef]:
-        check_id(uid, "user id")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+        _check_limit(uid, limit)
         with self._lock:
             return self._graph.linked(uid, str(entity), limit)
+
+    def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
+        _check_limit(uid, limit)
+        if not self._lock.acquire(blocking=False):
+            return None  # a refresh is writing the projection
+        try:
+            return self._graph.linked(uid, str(entity), limit)
+        finally:
+            self._lock.release()
 
     def rows(self, uid: str) -> UserRows:
         check_id(uid, "user id")
@@ -175,7 +198,10 @@ class KuzuProjection:
             rows = closed(self._reader.user(uid))
             expected, found = fingerprint_of(rows), fingerprint_of(self._graph.rows(uid))
             if found != expected:
-                self._graph.replace_user(uid, rows)
+                try:
+                    self._graph.replace_user(uid, rows)
+                finally:
+                    self._bump(uid)
             return ReconcileReport(uid, found, expected, repaired=found != expected)
 
     def reconcile_all(
@@ -207,3 +233,9 @@ class KuzuProjection:
         self._graph = KuzuGraph(open_database(self._opened.path).database)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)
+
+
+def _check_limit(uid: str, limit: int) -> None:
+    check_id(uid, "user id")
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")

@@ -90,7 +90,8 @@ class MemorySearch:
         max_candidates: int = 500,
     ) -> None:
         """``before_read(uid)`` runs before each search and citation: the process passes the
-        change feed's drain, so a search reads the writes that came before it."""
+        change feed's catch-up of the lexical index, so a search reads the writes that came
+        before it (the graph projection, which only ranks, follows in the background)."""
         self._store, self._queries, self._index = store, queries, index
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
@@ -100,8 +101,8 @@ class MemorySearch:
         self._before_read = before_read
         self._graph = graph
         self._walk = max_candidates
-        # (uid, entity) -> (index version, its neighbours): the projection and the index are
-        # refreshed by the same drain, so a new index version means a new neighbourhood
+        # (uid, entity) -> (projection version, its neighbours): read again once the
+        # projection changed, and never waiting for it while a drain writes it
         self._near: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
 
     def memory_search(
@@ -188,11 +189,14 @@ class MemorySearch:
         if self._graph is None or not terms:
             return frozenset()
         named = self._index.named_entities(uid, terms)[:_NAMED]
-        version, near = self._index.version(uid), set[str]()
+        version, near = self._graph.version(uid), set[str]()
         for entity in named:
             cached = self._near.get((uid, entity))
             if cached is None or cached[0] != version:
-                found = self._graph.linked(uid, URIRef(entity), limit=_NEAR)
+                found = self._graph.linked_now(uid, URIRef(entity), limit=_NEAR)
+                if found is None:  # being written by a drain: what was read before, if any
+                    near |= cached[1] if cached is not None else frozenset()
+                    continue
                 if len(self._near) >= _CACHED:
                     self._near.clear()
                 cached = self._near[(uid, entity)] = (version, frozenset(map(str, found)))

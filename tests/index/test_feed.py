@@ -77,13 +77,13 @@ def counting(world: World, queries: QueryRegistry, tmp_path: Path) -> Iterator[C
     projection.close()
 
 
-def ingest(world: World, count: int) -> list[URIRef]:
-    """``count`` user messages, one commit each."""
+def ingest(world: World, count: int, first: int = 0) -> list[URIRef]:
+    """``count`` user messages (turns from ``first`` on), one commit each."""
     return [
         world.sources.ingest_message(
             "alice", MessageIn(chat="burst", turn=turn, role="user", text=f"Message {turn}.")
         ).iri
-        for turn in range(count)
+        for turn in range(first, first + count)
     ]
 
 
@@ -294,6 +294,90 @@ def test_dropping_a_user_graph_lets_go_of_every_node_it_held_at_once(
         feed.detach()
     assert sources_of(counting.inner) == set()
     assert in_sync(counting.inner)
+
+
+# -- one target ahead of the others ------------------------------------------------------
+
+
+@pytest.fixture
+def behind(world: World, queries: QueryRegistry, tmp_path: Path) -> Iterator[Counting]:
+    """A second real projection, for a feed with two targets."""
+    projection = KuzuProjection(tmp_path / "kuzu-2", world.store, queries)
+    yield Counting(projection)
+    projection.close()
+
+
+def test_one_target_catches_up_alone_and_the_drain_then_skips_it(
+    world: World, queries: QueryRegistry, counting: Counting, behind: Counting
+) -> None:
+    feed = ChangeFeed(world.store, queries, [counting, behind], batch=8)
+    feed.attach()
+    try:
+        first = ingest(world, 3)
+        version = counting.inner.version("alice")
+        assert feed.catch_up("alice", counting)
+        assert sources_of(counting.inner) == {str(m) for m in first}
+        assert counting.inner.version("alice") > version  # readers' caches see the change
+        assert sources_of(behind.inner) == set() and behind.calls == []
+        assert feed.pending("alice") == 3  # the other target has not read them yet
+        assert feed.catch_up("alice", counting) and len(counting.calls) == 1  # nothing new
+
+        [fourth] = ingest(world, 1, first=3)
+        assert feed.catch_up("alice", counting)
+        assert len(counting.calls) == 2  # only the new entry was read
+        assert sources_of(counting.inner) == {str(m) for m in (*first, fourth)}
+
+        report = feed.drain("alice")
+        assert (report.drained, report.batches, report.failed) == (4, 1, ())
+        assert len(counting.calls) == 2  # it had every entry of the batch: skipped
+        assert len(behind.calls) == 1
+        assert feed.pending("alice") == 0
+
+        [fifth] = ingest(world, 1, first=4)  # nothing is left ahead: both read it
+        feed.drain("alice")
+        assert (len(counting.calls), len(behind.calls)) == (3, 2)
+        [sixth] = ingest(world, 1, first=5)
+        assert feed.catch_up("alice", counting)
+        [seventh] = ingest(world, 1, first=6)  # a batch it has only half of: read again
+        feed.drain("alice")
+        assert (len(counting.calls), len(behind.calls)) == (5, 3)
+    finally:
+        feed.detach()
+    everything = {str(m) for m in (*first, fourth, fifth, sixth, seventh)}
+    assert sources_of(counting.inner) == everything == sources_of(behind.inner)
+    assert in_sync(counting.inner) and in_sync(behind.inner)
+
+
+def test_a_target_that_fails_to_catch_up_is_read_again_by_the_drain(
+    world: World, queries: QueryRegistry, counting: Counting, behind: Counting
+) -> None:
+    feed = ChangeFeed(world.store, queries, [counting, behind])
+    feed.attach()
+    try:
+        [message] = ingest(world, 1)
+        counting.broken = True
+        assert not feed.catch_up("alice", counting)
+        assert feed.pending("alice") == 1 and sources_of(counting.inner) == set()
+        counting.broken = False
+        assert feed.drain("alice").ok
+        assert feed.pending("alice") == 0
+        with pytest.raises(ValueError, match="not a target"):
+            feed.catch_up("alice", Counting(counting.inner))
+    finally:
+        feed.detach()
+    assert sources_of(counting.inner) == {str(message)} == sources_of(behind.inner)
+
+
+def test_a_search_reads_a_write_before_the_graph_projection_does(services: Services) -> None:
+    services.feed.stop()  # entries are written; only what is asked for drains
+    memory = remember(services, 0)
+    hits = services.search.memory_search("alice", "Where does Alice work? Acme")
+    assert str(memory) in [h.id for h in hits]
+    assert services.feed.pending("alice") > 0  # the graph projection has not read it yet
+    assert str(memory) not in memory_ids(services.projection)
+    assert services.feed.drain("alice").ok
+    assert memory_ids(services.projection)[str(memory)] == "active"
+    assert services.feed.pending("alice") == 0 and in_sync(services.projection)
 
 
 # -- failures and crashes ----------------------------------------------------------------

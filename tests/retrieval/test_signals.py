@@ -4,6 +4,8 @@ only ask. Each is checked by switching it off and seeing the ranking change."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -157,15 +159,56 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
         assert str(job.memory) in expanded and str(office) in expanded  # by the graph alone
         assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job.memory)]
         assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
-        # a new link reaches search once both projections took it (the neighbourhood is cached
-        # against the index's version, which every refresh changes)
+        # a new link reaches search once the graph projection took it: the neighbourhood is
+        # cached against the projection's version, which its every refresh changes, so the
+        # index catching up first (as a search does) leaves it to the projection's own pace
         lab = turn_memory(world, "news2", "The lab opened downtown.", entities=[{"name": "Globex"}])
         said = world.say("user", "I work at Globex.", chat="job2")
         [second] = world.draft(works_at(said, "Globex"))
         assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
         changed = [lab, second.memory]
-        projection.refresh("alice", changed)
         index.refresh("alice", changed)
+        assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
+        projection.refresh("alice", changed)
         assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
+    finally:
+        projection.close()
+
+
+def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(
+    world: World, tmp_path: Path
+) -> None:
+    msg = world.say("user", "I work at Initech.", chat="job")
+    [job] = world.draft(works_at(msg, "Initech"))
+    office = turn_memory(
+        world, "news", "The office moved to Porto.", entities=[{"name": "Initech"}]
+    )
+    projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
+    try:
+        projection.rebuild("alice")
+        index = LexicalIndex(world.store, QUERIES)
+        search = MemorySearch(
+            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
+        )
+        held, release = threading.Event(), threading.Event()
+
+        def refreshing() -> None:  # holds the projection as a drain's refresh does
+            with projection._lock:
+                held.set()
+                release.wait(30)
+
+        writer = threading.Thread(target=refreshing)
+        writer.start()
+        try:
+            assert held.wait(10)
+            started = time.monotonic()
+            hits = [h.id for h in search.memory_search("alice", "Alice")]
+            assert time.monotonic() - started < 5  # it did not wait for the writer
+            assert str(job.memory) in hits and str(office) not in hits  # no expansion
+        finally:
+            release.set()
+            writer.join()
+        # nothing read while it was busy was kept: the next search expands
+        assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
     finally:
         projection.close()
