@@ -19,9 +19,12 @@ counts waiting for a core; the CPU time does not), the ratio of the largest to t
 the outcome mix, and last ``batch_draft_p50_ms=<p50 at the largest size>``. ``--profile FILE``
 writes cProfile stats of the timed batches at the largest size (read them with
 ``python -m pstats FILE``); ``--profile-drain FILE`` the same of the change feed's drains
-after them (the projection and the index catching up). ``--floor`` records the storage
-operations of the last timed batch at each size and replays them natively on the same store
-(see ``storage_floor.py``): what the on-disk store alone costs that batch, under any code.
+after them (the projection and the index catching up). ``search p50`` is a search for a name
+the batch just wrote, right after it: what an agent waits for to read its own write (the
+lexical index catches up first; the graph projection follows in the drain, ``drain p50``).
+``--floor`` records the storage operations of the last timed batch at each size and replays
+them natively on the same store (see ``storage_floor.py``): what the on-disk store alone
+costs that batch, under any code.
 """
 
 from __future__ import annotations
@@ -276,7 +279,7 @@ def run(
     profile: cProfile.Profile | None,
     drain_profile: cProfile.Profile | None = None,
     floor: bool = False,
-) -> tuple[list[float], list[float], list[float], Counter, Floor | None]:
+) -> tuple[list[float], list[float], list[float], list[float], Counter[str], Floor | None]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env={"KGMEM_HOME": tmp})
         services = build_services(settings)
@@ -293,10 +296,11 @@ def run(
             if drain_profile is not None:  # drain in this thread, where the profiler looks
                 services.feed.stop()
             outcomes: Counter[str] = Counter()
-            samples, drains, cpus = [], [], []
+            samples, drains, cpus, searches = [], [], [], []
             recorder = record(services.store) if floor else None
             for b in range(batches + 2):
                 drafts = batch(world, services, b)
+                written = _plan(world, b, 1)[1][0][2]  # a new entity the batch creates
                 services.feed.drain(USER)  # the messages' own drain does not run in the timing
                 if profile is not None and b >= 2:
                     profile.enable()
@@ -310,6 +314,11 @@ def run(
                     profile.disable()
                 if recorder is not None:
                     recorder.on = False
+                started = time.perf_counter()  # an agent reads its own write at once
+                hits = services.search.memory_search(USER, written)
+                searched = (time.perf_counter() - started) * 1000
+                if not any(written in h.title for h in hits):
+                    raise AssertionError(f"batch {b}: a search right after it missed {written}")
                 if drain_profile is not None and b >= 2:
                     drain_profile.enable()
                 started = time.perf_counter()  # the projection and index catch up, apart
@@ -321,9 +330,10 @@ def run(
                     samples.append(elapsed)
                     cpus.append(spent)
                     drains.append(drained)
+                    searches.append(searched)
                     outcomes.update(i.outcome.value for i in result.items)
             found = replay(recorder) if recorder is not None else None
-            return samples, cpus, drains, outcomes, found
+            return samples, cpus, searches, drains, outcomes, found
         finally:
             services.close()
 
@@ -347,7 +357,7 @@ def main() -> None:
         last = n == sizes[-1]
         profile = cProfile.Profile() if args.profile and last else None
         drain_profile = cProfile.Profile() if args.profile_drain and last else None
-        samples, cpus, drains, outcomes, floor = run(
+        samples, cpus, searches, drains, outcomes, floor = run(
             n, args.batches, profile, drain_profile, args.floor
         )
         rows.append(
@@ -356,6 +366,7 @@ def main() -> None:
                 statistics.median(samples),
                 p95(samples),
                 statistics.median(cpus),
+                statistics.median(searches),
                 statistics.median(drains),
             )
         )
@@ -367,10 +378,10 @@ def main() -> None:
             profile.dump_stats(args.profile)
         if drain_profile is not None:
             drain_profile.dump_stats(args.profile_drain)
-    head = ("p50 ms", "p95 ms", "ms/draft", "cpu p50", "drain p50")
+    head = ("p50 ms", "p95 ms", "ms/draft", "cpu p50", "search p50", "drain p50")
     print(f"\n{'memories':>10}  " + "  ".join(f"{h:>9}" for h in head))
-    for n, median, high, cpu, drain in rows:
-        cells = (median, high, median / BATCH, cpu, drain)
+    for n, median, high, cpu, search, drain in rows:
+        cells = (median, high, median / BATCH, cpu, search, drain)
         print(f"{n:>10}  " + "  ".join(f"{c:>9.1f}" for c in cells))
     print(f"ratio p50 {sizes[-1]} / {sizes[0]}: {rows[-1][1] / rows[0][1]:.2f}x")
     print(f"batch_draft_p50_ms={rows[-1][1]:.1f}")
