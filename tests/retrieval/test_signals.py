@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,9 +137,18 @@ def test_query_kinds(text: str, when: bool, question: bool) -> None:
     assert (asks_when(text), is_question(text)) == (when, question)
 
 
-def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
-    world: World, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class Linked:
+    """Alice works at Initech (a memory about her); a news memory is about Initech only."""
+
+    job: URIRef
+    office: URIRef
+    projection: KuzuProjection
+    index: LexicalIndex
+
+
+@pytest.fixture
+def linked_world(world: World, tmp_path: Path) -> Iterator[Linked]:
     msg = world.say("user", "I work at Initech.", chat="job")
     [job] = world.draft(works_at(msg, "Initech"))
     office = turn_memory(
@@ -146,69 +157,67 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
     projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
     try:
         projection.rebuild("alice")
-        index = LexicalIndex(world.store, QUERIES)
-        graph = MemorySearch(
-            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
-        )
-        flat = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle)
-        linked = "about something linked to what the query names"
-        hits = by_id(graph.memory_search("alice", "Where did Alice's office move?"))
-        assert linked in hits[str(office)].why
-        assert linked not in by_id(flat.memory_search("alice", "Alice office"))[str(office)].why
-        expanded = [h.id for h in graph.memory_search("alice", "Alice")]
-        assert str(job.memory) in expanded and str(office) in expanded  # by the graph alone
-        assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job.memory)]
-        assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
-        # a new link reaches search once the graph projection took it: the neighbourhood is
-        # cached against the projection's version, which its every refresh changes, so the
-        # index catching up first (as a search does) leaves it to the projection's own pace
-        lab = turn_memory(world, "news2", "The lab opened downtown.", entities=[{"name": "Globex"}])
-        said = world.say("user", "I work at Globex.", chat="job2")
-        [second] = world.draft(works_at(said, "Globex"))
-        assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
-        changed = [lab, second.memory]
-        index.refresh("alice", changed)
-        assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
-        projection.refresh("alice", changed)
-        assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
+        yield Linked(job.memory, office, projection, LexicalIndex(world.store, QUERIES))
     finally:
         projection.close()
+
+
+def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
+    world: World, linked_world: Linked
+) -> None:
+    job, office = linked_world.job, linked_world.office
+    projection, index = linked_world.projection, linked_world.index
+    graph = MemorySearch(
+        world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
+    )
+    flat = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle)
+    linked = "about something linked to what the query names"
+    hits = by_id(graph.memory_search("alice", "Where did Alice's office move?"))
+    assert linked in hits[str(office)].why
+    assert linked not in by_id(flat.memory_search("alice", "Alice office"))[str(office)].why
+    expanded = [h.id for h in graph.memory_search("alice", "Alice")]
+    assert str(job) in expanded and str(office) in expanded  # by the graph alone
+    assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job)]
+    assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
+    # a new link reaches search once the graph projection took it: the neighbourhood is
+    # cached against the projection's version, which its every refresh changes, so the
+    # index catching up first (as a search does) leaves it to the projection's own pace
+    lab = turn_memory(world, "news2", "The lab opened downtown.", entities=[{"name": "Globex"}])
+    said = world.say("user", "I work at Globex.", chat="job2")
+    [second] = world.draft(works_at(said, "Globex"))
+    assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
+    changed = [lab, second.memory]
+    index.refresh("alice", changed)
+    assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
+    projection.refresh("alice", changed)
+    assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
 
 
 def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(
-    world: World, tmp_path: Path
+    world: World, linked_world: Linked
 ) -> None:
-    msg = world.say("user", "I work at Initech.", chat="job")
-    [job] = world.draft(works_at(msg, "Initech"))
-    office = turn_memory(
-        world, "news", "The office moved to Porto.", entities=[{"name": "Initech"}]
+    job, office = linked_world.job, linked_world.office
+    projection, index = linked_world.projection, linked_world.index
+    search = MemorySearch(
+        world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
     )
-    projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
+    held, release = threading.Event(), threading.Event()
+
+    def refreshing() -> None:  # holds the projection as a drain's refresh does
+        with projection._lock:
+            held.set()
+            release.wait(30)
+
+    writer = threading.Thread(target=refreshing)
+    writer.start()
     try:
-        projection.rebuild("alice")
-        index = LexicalIndex(world.store, QUERIES)
-        search = MemorySearch(
-            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
-        )
-        held, release = threading.Event(), threading.Event()
-
-        def refreshing() -> None:  # holds the projection as a drain's refresh does
-            with projection._lock:
-                held.set()
-                release.wait(30)
-
-        writer = threading.Thread(target=refreshing)
-        writer.start()
-        try:
-            assert held.wait(10)
-            started = time.monotonic()
-            hits = [h.id for h in search.memory_search("alice", "Alice")]
-            assert time.monotonic() - started < 5  # it did not wait for the writer
-            assert str(job.memory) in hits and str(office) not in hits  # no expansion
-        finally:
-            release.set()
-            writer.join()
-        # nothing read while it was busy was kept: the next search expands
-        assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
+        assert held.wait(10)
+        started = time.monotonic()
+        hits = [h.id for h in search.memory_search("alice", "Alice")]
+        assert time.monotonic() - started < 5  # it did not wait for the writer
+        assert str(job) in hits and str(office) not in hits  # no expansion
     finally:
-        projection.close()
+        release.set()
+        writer.join()
+    # nothing read while it was busy was kept: the next search expands
+    assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
