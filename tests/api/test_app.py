@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,6 +47,16 @@ def test_shutdown_closes_the_store(settings: Settings) -> None:
     reopened = OxigraphStore(settings.store_dir)  # the lock was released at shutdown
     assert reopened.count(catalogue_graph("kgmem")) > 100
     reopened.close()
+
+
+def test_what_start_up_built_is_kept_out_of_full_collections_while_serving(
+    settings: Settings,
+) -> None:
+    with TestClient(create_app(settings)) as test_client:
+        assert test_client.get("/health").status_code == 200
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # the services and the search index, built at start-up
+    assert gc.get_freeze_count() == 0  # given back to the collector at shutdown
 
 
 def test_broken_shapes_file_fails_start_up_before_writing(
