@@ -145,6 +145,7 @@ class Linked:
     office: URIRef
     projection: KuzuProjection
     index: LexicalIndex
+    search: MemorySearch  # over the index, expanding through the projection
 
 
 @pytest.fixture
@@ -157,7 +158,11 @@ def linked_world(world: World, tmp_path: Path) -> Iterator[Linked]:
     projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
     try:
         projection.rebuild("alice")
-        yield Linked(job.memory, office, projection, LexicalIndex(world.store, QUERIES))
+        index = LexicalIndex(world.store, QUERIES)
+        search = MemorySearch(
+            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
+        )
+        yield Linked(job.memory, office, projection, index, search)
     finally:
         projection.close()
 
@@ -165,11 +170,8 @@ def linked_world(world: World, tmp_path: Path) -> Iterator[Linked]:
 def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
     world: World, linked_world: Linked
 ) -> None:
-    job, office = linked_world.job, linked_world.office
+    job, office, graph = linked_world.job, linked_world.office, linked_world.search
     projection, index = linked_world.projection, linked_world.index
-    graph = MemorySearch(
-        world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
-    )
     flat = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle)
     linked = "about something linked to what the query names"
     hits = by_id(graph.memory_search("alice", "Where did Alice's office move?"))
@@ -194,13 +196,10 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
 
 
 def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(
-    world: World, linked_world: Linked
+    linked_world: Linked,
 ) -> None:
-    job, office = linked_world.job, linked_world.office
-    projection, index = linked_world.projection, linked_world.index
-    search = MemorySearch(
-        world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
-    )
+    job, office, search = linked_world.job, linked_world.office, linked_world.search
+    projection = linked_world.projection
     held, release = threading.Event(), threading.Event()
 
     def refreshing() -> None:  # holds the projection as a drain's refresh does
