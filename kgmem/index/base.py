@@ -163,14 +163,11 @@ class GraphProjection(Protocol):
         """Entities within ``hops`` (1-3) of ``entity``, nearest first; never another user's."""
         ...
 
-    def linked(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef]:
-        """The entities one hop from ``entity`` (a fact or a shared memory), by name: what
-        :meth:`neighbourhood` finds at ``hops=1`` without the paths, and cheaper."""
-        ...
-
     def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
-        """:meth:`linked`, or None at once while a refresh is writing the projection: for a
-        reader that can do without it rather than wait seconds."""
+        """The entities one hop from ``entity`` (a fact or a shared memory), by name: what
+        :meth:`neighbourhood` finds at ``hops=1`` without the paths, and cheaper. None at
+        once while a refresh is writing the projection: a search ranks without it rather
+        than wait seconds."""
         ...
 
     def version(self, uid: str) -> int:

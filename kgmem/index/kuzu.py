@@ -158,13 +158,10 @@ class KuzuProjection:
         with self._lock:
             return self._graph.neighbourhood(uid, str(entity), hops, limit)
 
-    def linked(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef]:
-        _check_limit(uid, limit)
-        with self._lock:
-            return self._graph.linked(uid, str(entity), limit)
-
     def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
-        _check_limit(uid, limit)
+        check_id(uid, "user id")
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
         if not self._lock.acquire(blocking=False):
             return None  # a refresh is writing the projection
         try:
@@ -233,9 +230,3 @@ class KuzuProjection:
         self._graph = KuzuGraph(open_database(self._opened.path).database)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)
-
-
-def _check_limit(uid: str, limit: int) -> None:
-    check_id(uid, "user id")
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")

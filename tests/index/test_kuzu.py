@@ -293,11 +293,11 @@ def test_linked_is_the_one_hop_neighbourhood_without_paths(
     projection: KuzuProjection, scene: Scene
 ) -> None:
     near = projection.neighbourhood("alice", ALICE_SELF, hops=1)
-    linked = projection.linked("alice", ALICE_SELF)
+    linked = projection.linked_now("alice", ALICE_SELF)
     assert linked == [n.entity for n in near]  # same entities, same order (by name)
-    assert len(projection.linked("alice", ALICE_SELF, limit=2)) == 2
-    assert projection.linked("bob", ALICE_SELF) == []  # never across users
-    assert projection.linked("alice", URIRef("urn:x:unknown")) == []
+    assert len(projection.linked_now("alice", ALICE_SELF, limit=2)) == 2
+    assert projection.linked_now("bob", ALICE_SELF) == []  # never across users
+    assert projection.linked_now("alice", URIRef("urn:x:unknown")) == []
 
 
 def test_neighbourhood_reports_the_connecting_predicates(
