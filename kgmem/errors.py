@@ -196,6 +196,8 @@ class StoreClosed(StoreError):
 
 
 class QueryRefused(StoreError):
+    field = "query"  # always the caller's query text
+
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"query refused: {reason}")

@@ -50,7 +50,8 @@ from kgmem.store.ox_terms import (
     to_ox,
     triple_from_ox,
 )
-from kgmem.store.queries import Query, QueryKind, refused_keyword, substitute, term_to_sparql
+from kgmem.store.queries import Query, QueryKind, substitute, term_to_sparql
+from kgmem.store.sparql_check import check_query
 from kgmem.vocab import PREFIXES
 
 __all__ = ["OxigraphStore"]
@@ -194,13 +195,11 @@ class OxigraphStore:
         return GraphResult(tuple(triple_from_ox(t) for t in triples))
 
     def query_text(self, text: str, *, dataset: Dataset, limit: int | None = None) -> QueryResult:
-        keyword = refused_keyword(text)
-        if keyword:
-            raise QueryRefused(f"{keyword} is not allowed: this endpoint is read-only and offline")
+        checked = check_query(text, PREFIXES)
         try:
             union, default, named = _dataset(dataset)
             result = self._ox.query(
-                text,
+                checked.text,
                 prefixes=PREFIXES,
                 use_default_graph_as_union=union,
                 default_graph=default,

@@ -29,7 +29,6 @@ __all__ = [
     "QueryRegistry",
     "default_queries_dir",
     "parse_query",
-    "refused_keyword",
     "substitute",
     "term_to_sparql",
 ]
@@ -105,25 +104,6 @@ def _kind_of(text: str) -> QueryKind:
         if word and word.upper() not in {"PREFIX", "BASE"}:
             return QueryKind.UPDATE
     return QueryKind.UPDATE
-
-
-def refused_keyword(text: str) -> str | None:
-    """Why a caller's query text may not run, if it may not: an update, or a SERVICE call.
-
-    >>> refused_keyword("SELECT * WHERE { SERVICE <http://x> { ?s ?p ?o } }")
-    'SERVICE'
-    >>> refused_keyword("PREFIX ex: <http://e/> INSERT DATA { ex:a ex:b ex:c }")
-    'an update'
-    >>> refused_keyword("SELECT ?service WHERE { ?s <http://x/SERVICE> 'SERVICE' }") is None
-    True
-    """
-    if _kind_of(text) is QueryKind.UPDATE:
-        return "an update"
-    for match in _tokens(text):
-        word = match.group("word")
-        if word and word.upper() == "SERVICE":
-            return "SERVICE"
-    return None
 
 
 def parse_query(name: str, body: str, path: str) -> Query:

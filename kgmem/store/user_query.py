@@ -15,7 +15,8 @@ caller's user id alone:
   caller's own view, never widen it.
 
 :class:`UserQueries` runs one such query on a worker thread. Updates, ``LOAD`` and
-``SERVICE`` are refused before anything runs (:meth:`TripleStore.query_text`). A query
+``SERVICE`` are refused on the query's parse tree before anything runs
+(:mod:`kgmem.store.sparql_check`). A query
 that returns more than ``limit`` rows or triples raises
 :class:`~kgmem.errors.ResultLimitExceeded`; one that has not finished after ``timeout``
 seconds raises :class:`~kgmem.errors.QueryTimeout`. Oxigraph cannot cancel a running query:
@@ -33,14 +34,13 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from urllib.parse import urljoin
 
 from rdflib import URIRef
 
 from kgmem.errors import Forbidden, GraphNameError, QueryTimeout
 from kgmem.store.base import Dataset, QueryResult, TripleStore
 from kgmem.store.graphs import GraphKind, UserGraphs, parse_graph
-from kgmem.store.queries import _tokens
+from kgmem.store.sparql_check import check_query
 from kgmem.vocab import PREFIXES
 
 __all__ = ["DatasetRequest", "UserQueries", "dataset_clause", "readable_by", "user_dataset"]
@@ -104,70 +104,19 @@ def user_dataset(
 
 
 def dataset_clause(text: str) -> DatasetRequest:
-    """The graphs a query's ``FROM`` and ``FROM NAMED`` clauses name.
+    """The graphs a query's ``FROM`` and ``FROM NAMED`` clauses name, read from its parse tree.
 
     Prefixed names resolve with the query's own ``PREFIX`` declarations over kgmem's
-    standard prefixes; relative IRIs against its ``BASE``.
+    standard prefixes, relative IRIs against its ``BASE``, codepoint escapes as the grammar
+    says; a query that may not run at all is :class:`~kgmem.errors.QueryRefused`.
 
     >>> clause = dataset_clause("PREFIX u: <urn:kgmem:user:a:> SELECT * FROM u:kg "
     ...                         "FROM NAMED <urn:x> WHERE { ?s ?p ?o }")
     >>> [str(g) for g in clause.default], [str(g) for g in clause.named]
     (['urn:kgmem:user:a:kg'], ['urn:x'])
     """
-    prefixes, base = dict(PREFIXES), ""
-    default: list[URIRef] = []
-    named: list[URIRef] = []
-    tokens = _significant(text)
-    depth = 0
-    for i, (kind, value) in enumerate(tokens):
-        if kind == "brace":
-            depth += 1 if value == "{" else -1
-        following = tokens[i + 1 : i + 3]
-        keyword = value.upper() if kind == "word" else ""
-        if keyword == "PREFIX" and len(following) == 2 and following[1][0] == "iri":
-            prefixes[following[0][1].rstrip(":")] = _resolve(following[1][1][1:-1], base)
-        elif keyword == "BASE" and following and following[0][0] == "iri":
-            base = _resolve(following[0][1][1:-1], base)
-        elif keyword == "FROM" and depth == 0 and following:
-            into, target = default, following[0]
-            if target[0] == "word" and target[1].upper() == "NAMED" and len(following) == 2:
-                into, target = named, following[1]
-            graph = _graph_name(target, prefixes, base)
-            if graph is not None:
-                into.append(graph)
-    return DatasetRequest(tuple(default), tuple(named))
-
-
-def _significant(text: str) -> list[tuple[str, str]]:
-    """(kind, text) of each token but comments; a prefixed name whose local part holds ':'
-    (``u:a:kg``) comes out of the tokenizer in pieces and is joined again."""
-    tokens: list[tuple[str, str]] = []
-    end = -1
-    for match in _tokens(text):
-        kind = match.lastgroup or ""
-        if kind == "comment":
-            continue
-        if kind == "word" and tokens and tokens[-1][0] == "word" and match.start() == end:
-            tokens[-1] = ("word", tokens[-1][1] + match.group())
-        else:
-            tokens.append((kind, match.group()))
-        end = match.end()
-    return tokens
-
-
-def _resolve(iri: str, base: str) -> str:
-    return urljoin(base, iri) if base else iri
-
-
-def _graph_name(token: tuple[str, str], prefixes: dict[str, str], base: str) -> URIRef | None:
-    kind, value = token
-    if kind == "iri":
-        return URIRef(_resolve(value[1:-1], base))
-    if kind == "word" and ":" in value:
-        prefix, _, local = value.partition(":")
-        if prefix in prefixes:
-            return URIRef(prefixes[prefix] + local)
-    return None  # not a graph name: the query is malformed and the store will say so
+    checked = check_query(text, PREFIXES)
+    return DatasetRequest(checked.default, checked.named)
 
 
 class UserQueries:

@@ -468,7 +468,7 @@ def test_bad_requests_name_the_problem(world: World) -> None:
         (world.get(world.alice, query="  "), 400, "query"),
         (httpx.get(f"{world.endpoint}?query=ASK{{}}&query=ASK{{}}",
                    headers={"Authorization": f"Bearer {world.alice}"}), 400, "query"),
-        (world.get(world.alice, query="SELECT ?x WHERE {"), 400, None),
+        (world.get(world.alice, query="SELECT ?x WHERE {"), 400, "query"),
         (world.post(world.alice, content="ASK {}", headers={"Content-Type": "text/plain"}),
          415, "Content-Type"),
         (world.post(world.alice, content=b"ASK { \xff }",

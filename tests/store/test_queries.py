@@ -9,7 +9,7 @@ from rdflib import Literal, URIRef
 
 from kgmem.errors import BindingError, QuerySyntaxError, UnknownQuery
 from kgmem.store import QueryKind, QueryRegistry
-from kgmem.store.queries import default_queries_dir, parse_query, refused_keyword, substitute
+from kgmem.store.queries import default_queries_dir, parse_query, substitute
 
 
 def test_registry_loads_every_repo_query_by_name(queries: QueryRegistry) -> None:
@@ -129,17 +129,3 @@ def test_a_list_binding_selects_exactly_its_keys_in_one_query() -> None:
     assert len(list(store.quads())) == 7  # the hostile literal stayed data
     with pytest.raises(BindingError, match="no such variable"):
         store.select(query, values={"x": keys})
-
-
-@pytest.mark.parametrize(
-    ("text", "refused"),
-    [
-        ("SELECT * WHERE { ?s ?p ?o }", None),
-        ("select * where { service <http://x/> { ?s ?p ?o } }", "SERVICE"),
-        ("PREFIX ex: <http://e/> SELECT ?service WHERE { ?s ex:SERVICE 'SERVICE' }", None),
-        ("PREFIX ex: <http://e/> INSERT DATA { ex:a ex:b ex:c }", "an update"),
-        ("CLEAR ALL", "an update"),
-    ],
-)
-def test_refused_keyword(text: str, refused: str | None) -> None:
-    assert refused_keyword(text) == refused
