@@ -73,14 +73,23 @@ def _ide_page(scope: Scope) -> bool:
     return "text/html" in accept or "*/*" in accept
 
 
+def _open(scope: Scope) -> bool:
+    """A request that needs no key: liveness (``/health`` without its admin-only detail)
+    and the GraphiQL page."""
+    if scope["path"] in OPEN_PATHS:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        return "detail" not in query
+    return _ide_page(scope)
+
+
 class KeyAuth:
-    """Authenticate every HTTP request outside :data:`OPEN_PATHS`."""
+    """Authenticate every HTTP request but the open ones (:func:`_open`)."""
 
     def __init__(self, app: ASGIApp, accounts: Accounts) -> None:
         self.app, self.accounts = app, accounts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or _ide_page(scope):
+        if scope["type"] != "http" or _open(scope):
             await self.app(scope, receive, send)
             return
         try:

@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from kgmem import __version__
+from kgmem.api.auth import principal_of, require_admin
 from kgmem.api.services import Services
 from kgmem.store import collect_facts
 
@@ -13,14 +14,18 @@ __all__ = ["health"]
 
 
 async def health(request: Request) -> JSONResponse:
-    """Cheap by default; ``?detail=1`` adds per-graph triple counts and size on disk."""
+    """Cheap and open by default; ``?detail=1`` (an admin's key only: it names every user's
+    graphs) adds per-graph triple counts and size on disk."""
     services: Services = request.app.state.services
+    detail = "detail" in request.query_params
+    if detail:
+        require_admin(principal_of(request))
     now = services.clock.now()
     store: dict[str, object] = {
         "backend": type(services.store).__name__,
         "location": services.store.location,
     }
-    if request.query_params.get("detail") in ("1", "true"):
+    if detail and request.query_params.get("detail") in ("1", "true"):
         store = collect_facts(services.store, services.queries).as_dict()
     return JSONResponse(
         {

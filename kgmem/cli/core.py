@@ -136,10 +136,19 @@ def _models(settings: Settings) -> dict[str, str | None]:
 def _server_facts(settings: Settings, server: dict[str, Any] | None) -> dict[str, Any]:
     if server is None:
         fail(f"the store at {settings.store_dir} is locked by another process")
+    # The detail names every user's graphs, so it takes an admin's key: the one the first
+    # start wrote beside the store.
+    keys = settings.home / "api-key"
+    headers = {"Authorization": f"Bearer {keys.read_text().strip()}"} if keys.is_file() else {}
     try:
-        body = httpx.get(f"{server['url']}/health", params={"detail": "1"}, timeout=5).json()
+        answer = httpx.get(
+            f"{server['url']}/health", params={"detail": "1"}, headers=headers, timeout=5
+        )
+        body = answer.json()
     except (httpx.HTTPError, ValueError) as exc:
         fail(f"the store is locked but the server at {server['url']} does not answer: {exc}")
+    if answer.status_code != 200:
+        fail(f"the server at {server['url']} refused the store's detail ({keys}): {answer.text}")
     return dict(body["store"])
 
 

@@ -25,8 +25,12 @@ def test_health_reports_status_version_and_store(client: TestClient, settings: S
     assert body["uptime_seconds"] >= 0
 
 
-def test_health_detail_counts_graphs(client: TestClient) -> None:
-    store = client.get("/health", params={"detail": "1"}).json()["store"]
+def _admin(settings: Settings) -> dict[str, str]:
+    return {"Authorization": f"Bearer {(settings.home / 'api-key').read_text().strip()}"}
+
+
+def test_health_detail_counts_graphs(client: TestClient, settings: Settings) -> None:
+    store = client.get("/health", params={"detail": "1"}, headers=_admin(settings)).json()["store"]
     vocabulary = str(catalogue_graph("kgmem"))
     assert store["graphs"][vocabulary] > 100
     assert store["triples"] == sum(store["graphs"].values())
@@ -78,5 +82,6 @@ def test_authored_shapes_file_loads_at_start(settings: Settings, tmp_path: Path)
         "<urn:x:MyShape> a sh:NodeShape ; sh:targetClass <urn:x:Thing> .\n"
     )
     with TestClient(create_app(replace(settings, shapes_dir=shapes))) as test_client:
-        graphs = test_client.get("/health?detail=1").json()["store"]["graphs"]
+        answer = test_client.get("/health?detail=1", headers=_admin(settings))
+        graphs = answer.json()["store"]["graphs"]
     assert graphs["urn:kgmem:shapes:mine"] == 3  # two shape triples + its checksum
