@@ -14,6 +14,7 @@ from starlette.routing import Route
 from kgmem.api.accounts import Accounts
 from kgmem.api.admin import admin_routes
 from kgmem.api.auth import KeyAuth, first_account
+from kgmem.api.body_cap import BodyCap
 from kgmem.api.errors import kgmem_error, unexpected_error
 from kgmem.api.graphql import graphql_route
 from kgmem.api.health import health
@@ -81,7 +82,10 @@ def create_app(
             Route("/sparql", SparqlEndpoint(built), methods=["GET", "POST"]),
             graphql_route(built),
         ],
-        middleware=[Middleware(KeyAuth, accounts=accounts)],
+        middleware=[
+            Middleware(BodyCap, cap=settings.max_body_bytes),
+            Middleware(KeyAuth, accounts=accounts),
+        ],
         exception_handlers={KgmemError: kgmem_error, Exception: unexpected_error},
         lifespan=lifespan,
     )

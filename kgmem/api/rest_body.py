@@ -10,7 +10,7 @@ import json
 
 from starlette.requests import Request
 
-__all__ = ["BodyError", "has_body", "read_json"]
+__all__ = ["BodyError", "has_body", "read_capped", "read_json"]
 
 
 class BodyError(Exception):
@@ -32,7 +32,9 @@ def _is_json(content_type: str) -> bool:
     )
 
 
-async def _capped(request: Request, cap: int) -> bytes:
+async def read_capped(request: Request, cap: int) -> bytes:
+    """The whole body, or :class:`BodyError` (413) as soon as it is known to be over ``cap``
+    (by its declared length, or while it streams in)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > cap:
         raise BodyError(413, "too_large", f"the body is over the {cap}-byte cap", "body")
@@ -46,13 +48,13 @@ async def _capped(request: Request, cap: int) -> bytes:
 
 async def has_body(request: Request, cap: int) -> bool:
     """Whether a request came with a body (read up to the cap)."""
-    return bool(await _capped(request, cap))
+    return bool(await read_capped(request, cap))
 
 
 async def read_json(request: Request, cap: int) -> object | None:
     """The decoded body, or None when there is none; :class:`BodyError` when it is too
     large (413), not JSON by its content type (415) or not well-formed JSON (400)."""
-    body = await _capped(request, cap)
+    body = await read_capped(request, cap)
     if not body:
         return None
     content_type = request.headers.get("content-type", "")

@@ -28,6 +28,7 @@ from starlette.types import Receive, Scope, Send
 
 from kgmem.api.auth import principal_of
 from kgmem.api.errors import error_response
+from kgmem.api.rest_body import BodyError, read_capped
 from kgmem.api.services import Services
 from kgmem.api.sparql_formats import NotAcceptable, render
 from kgmem.errors import QueryRefused
@@ -136,17 +137,10 @@ async def _posted(request: Request, max_body: int) -> dict[str, list[str]]:
 
 
 async def _body(request: Request, cap: int) -> bytes:
-    too_large = _BadRequest(413, "too_large", f"the body is over the {cap}-byte cap", "body")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise too_large
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > cap:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
+    try:
+        return await read_capped(request, cap)
+    except BodyError as exc:
+        raise _BadRequest(exc.status, exc.code, exc.message, exc.field) from None
 
 
 def _text(body: bytes) -> str:

@@ -196,10 +196,16 @@ class OxigraphStore:
 
     def query_text(self, text: str, *, dataset: Dataset, limit: int | None = None) -> QueryResult:
         checked = check_query(text, PREFIXES)
+        # Evaluated in a frame of its own: the parser keeps exceptions (and through them
+        # this frame) past the call, and a pyoxigraph result must never be held there, or
+        # it is dropped on whichever thread frees it.
+        return self._evaluate(checked.text, dataset, limit)
+
+    def _evaluate(self, text: str, dataset: Dataset, limit: int | None) -> QueryResult:
         try:
             union, default, named = _dataset(dataset)
             result = self._ox.query(
-                checked.text,
+                text,
                 prefixes=PREFIXES,
                 use_default_graph_as_union=union,
                 default_graph=default,

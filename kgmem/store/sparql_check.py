@@ -73,7 +73,9 @@ def check_query(text: str, prefixes: Mapping[str, str]) -> CheckedQuery:
         tree = parseQuery(expanded)
     except ParseException as exc:
         if _is_update(expanded):
-            raise QueryRefused("an update is not allowed: this endpoint is read-only") from None
+            raise QueryRefused(
+                "an update is not allowed: this endpoint is read-only and offline"
+            ) from None
         raise QueryRefused(f"not a SPARQL query kgmem can check: {exc.msg} at {exc.loc}") from None
     for node in _nodes(tree):
         if isinstance(node, CompValue) and node.name == "ServiceGraphPattern":
