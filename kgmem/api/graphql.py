@@ -25,18 +25,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.extensions import MaskErrors, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import AddValidationRules, MaskErrors, MaxTokensLimiter
 from strawberry.types import ExecutionContext
 from strawberry.types.unset import UNSET
 
 from kgmem.api.auth import principal_of
 from kgmem.api.graphql_context import GraphContext
+from kgmem.api.graphql_limits import MAX_ALIASES, MAX_COST, MAX_DEPTH, DocumentLimits
 from kgmem.api.graphql_mutation import Mutation
 from kgmem.api.graphql_query import Query
 from kgmem.api.services import Services
 
 __all__ = [
     "MAX_ALIASES",
+    "MAX_COST",
     "MAX_DEPTH",
     "MAX_TOKENS",
     "GraphQLEndpoint",
@@ -46,8 +48,6 @@ __all__ = [
 
 log = logging.getLogger("kgmem.api")
 
-MAX_DEPTH = 8
-MAX_ALIASES = 20
 MAX_TOKENS = 2000
 
 
@@ -72,8 +72,7 @@ def build_schema() -> strawberry.Schema:
         query=Query,
         mutation=Mutation,
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
-            lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+            lambda: AddValidationRules([DocumentLimits]),  # depth, aliases, cost: linear
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             lambda: MaskErrors(should_mask_error=_unexpected),
         ],
