@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Annotated, cast
 
 import strawberry
+from graphql import GraphQLError
 from starlette.concurrency import run_in_threadpool
 
 from kgmem.api import tools_read as r
@@ -51,6 +52,14 @@ def _offset(after: str | None) -> int:
     return int(after) if after is not None and after.isdigit() else 0
 
 
+def _page(first: int, most: int) -> int:
+    """A page size the caller asked for: a number below 1 is an error naming ``first``
+    (it once silently became 1); one above ``most`` is capped at ``most``."""
+    if first < 1:
+        raise GraphQLError(f"first must be at least 1 (got {first})", extensions={"field": "first"})
+    return min(first, most)
+
+
 SearchResult = Annotated[SearchResults | InputError, strawberry.union("SearchResult")]
 ContextResult = Annotated[ContextPacket | InputError, strawberry.union("ContextResult")]
 MAX_PAGE = 100
@@ -76,7 +85,7 @@ class Query:
         first: int = 20,
         after: str | None = None,
     ) -> MemoryConnection:
-        c, start, size = info.context, _offset(after), max(1, min(first, MAX_PAGE))
+        c, start, size = info.context, _offset(after), _page(first, MAX_PAGE)
         raw = plain({"kind": kind, "status": status, "limit": size + 1, "offset": start})
         args = r.ListMemoriesArgs.parse(raw)
         found = await run_in_threadpool(r.list_memories, c.services, c.principal, args)
@@ -105,7 +114,7 @@ class Query:
         type: str | None = None,
         name: str | None = None,
     ) -> EntityConnection:
-        c, start, size = info.context, _offset(after), max(1, min(first, MAX_PAGE))
+        c, start, size = info.context, _offset(after), _page(first, MAX_PAGE)
         rows = list((await run_in_threadpool(c.tables.all_entities)).values())
         if type is not None:
             rows = [e for e in rows if type in e.types]
@@ -180,7 +189,7 @@ class Query:
     @field("Memories waiting for review, newest first.")
     async def review_inbox(self, info: Ctx, first: int = 50) -> list[Memory]:
         c = info.context
-        args = r.LimitArgs.parse({"limit": max(1, min(first, 1000))})
+        args = r.LimitArgs.parse({"limit": _page(first, 1000)})
         found = await run_in_threadpool(r.review_inbox, c.services, c.principal, args)
         records = await c.memory.load_many([m["id"] for m in found["memories"]])
         return [Memory.from_record(m) for m in records if m is not None]
@@ -188,7 +197,7 @@ class Query:
     @field("Every gate and lifecycle decision, newest first.")
     async def decisions(self, info: Ctx, first: int = 50) -> list[Decision]:
         c = info.context
-        args = r.LimitArgs.parse({"limit": max(1, min(first, 1000))})
+        args = r.LimitArgs.parse({"limit": _page(first, 1000)})
         found = await run_in_threadpool(r.decisions_feed, c.services, c.principal, args)
         return [
             Decision(
