@@ -25,13 +25,15 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kgmem import __version__
 from kgmem.api.accounts import Principal
 from kgmem.api.auth import principal_of
-from kgmem.api.errors import status_of
+from kgmem.api.errors import error_response, status_of
 from kgmem.api.services import Services
 from kgmem.api.tools import TOOLS, call
 from kgmem.config import Settings
@@ -113,6 +115,40 @@ def _http_caller(ctx: Any) -> Principal:
     return principal_of(request)
 
 
+class _SessionOwners:
+    """Bind each MCP session to the key that opened it: a request naming another key's
+    session is answered 404, as if the session did not exist (so B can neither call tools in
+    A's session nor end it with ``DELETE``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.owners: dict[str, str] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        key_id = principal_of(HTTPConnection(scope)).key_id
+        session = Headers(scope=scope).get("mcp-session-id")
+        if session is not None:
+            owner = self.owners.get(session)
+            if owner is not None and owner != key_id:
+                await error_response(404, "not_found", "no such MCP session", "mcp-session-id")(
+                    scope, receive, send
+                )
+                return
+            if owner is not None and scope["method"] == "DELETE":
+                self.owners.pop(session, None)
+            await self.app(scope, receive, send)
+            return
+
+        async def recording(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                opened = Headers(raw=message.get("headers", [])).get("mcp-session-id")
+                if opened is not None:
+                    self.owners.setdefault(opened, key_id)
+            await send(message)
+
+        await self.app(scope, receive, recording)
+
+
 class McpEndpoint:
     """Streamable HTTP at ``/mcp``: :attr:`route` for the app, :meth:`running` for its
     lifespan (the session manager's task group lives there)."""
@@ -127,7 +163,9 @@ class McpEndpoint:
             ),
         )
         self.route = Route(
-            "/mcp", endpoint=StreamableHTTPASGIApp(self.manager), methods=["GET", "POST", "DELETE"]
+            "/mcp",
+            endpoint=_SessionOwners(StreamableHTTPASGIApp(self.manager)),
+            methods=["GET", "POST", "DELETE"],
         )
 
     @asynccontextmanager

@@ -1,0 +1,59 @@
+"""Regression: with A's ``mcp-session-id``, B's calls succeeded (as B) and B's ``DELETE /mcp``
+ended A's session. A session now answers only the key that opened it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from kgmem.api import create_app
+from kgmem.config import Settings
+from tests.conftest import serve_app
+
+ACCEPT = "application/json, text/event-stream"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[tuple[str, str, str]]:
+    app = create_app(settings)
+    alice, bob = (app.state.accounts.add(uid).token for uid in ("alice", "bob"))
+    with serve_app(app, settings) as url:
+        yield url, alice, bob
+
+
+def _post(url: str, token: str, body: object, session: str | None = None) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}", "Accept": ACCEPT}
+    if session is not None:
+        headers["mcp-session-id"] = session
+    return httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=10)
+
+
+def test_another_keys_session_is_not_found(served: tuple[str, str, str]) -> None:
+    url, alice, bob = served
+    opened = _post(url, alice, INIT)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    _post(url, alice, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    stolen = _post(url, bob, LIST, session)
+    assert stolen.status_code == 404 and stolen.json()["error"]["field"] == "mcp-session-id"
+    ended = httpx.delete(
+        f"{url}/mcp",
+        headers={"Authorization": f"Bearer {bob}", "mcp-session-id": session},
+        timeout=10,
+    )
+    assert ended.status_code == 404
+    still = _post(url, alice, LIST, session)
+    assert still.status_code == 200 and "memory_search" in still.text
