@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pyparsing import ParseException, ParseResults
 from rdflib import URIRef
@@ -62,12 +63,20 @@ def expand_escapes(text: str) -> str:
 def check_query(text: str, prefixes: Mapping[str, str]) -> CheckedQuery:
     """Parse ``text`` and say whether it may run on the read-only, offline endpoint.
 
+    A query is checked once: the dataset is read from it before it runs, and the store
+    checks what it is handed, so the answer for a text is remembered (a refusal is not).
+
     >>> check_query("SELECT * WHERE { ?s ?p ?o }", {}).text
     'SELECT * WHERE { ?s ?p ?o }'
     >>> check_query("SELECT * WHERE { { SERVICE <http://x> { ?s ?p ?o } } }", {})
     Traceback (most recent call last):
     kgmem.errors.QueryRefused: query refused: SERVICE is not allowed: ...
     """
+    return _checked(text, tuple(sorted(prefixes.items())))
+
+
+@lru_cache(maxsize=256)
+def _checked(text: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuery:
     expanded = expand_escapes(text)
     try:
         tree = parseQuery(expanded)
