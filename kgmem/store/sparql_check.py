@@ -15,6 +15,7 @@ IRIs resolved, so an escaped graph name is the graph it spells.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,9 @@ from kgmem.errors import QueryRefused
 
 __all__ = ["CheckedQuery", "check_query", "expand_escapes"]
 
+# rdflib's grammar is one pyparsing object whose parse actions keep state: two threads
+# parsing at once fail inside pyparsing (seen: ``Param.postParse2() missing ... tokenList``).
+_PARSING = threading.Lock()
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
@@ -78,6 +82,11 @@ def check_query(text: str, prefixes: Mapping[str, str]) -> CheckedQuery:
 @lru_cache(maxsize=256)
 def _checked(text: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuery:
     expanded = expand_escapes(text)
+    with _PARSING:
+        return _parsed(expanded, prefixes)
+
+
+def _parsed(expanded: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuery:
     try:
         tree = parseQuery(expanded)
     except ParseException as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from rdflib import URIRef
 
@@ -82,3 +84,26 @@ def test_expand_escapes_refuses_an_escape_that_spells_an_escape() -> None:
         expand_escapes(r"SELECT * WHERE { ?s ?p '\u005Cu0041' }")
     with pytest.raises(QueryRefused, match="not a character"):
         expand_escapes(r"SELECT * WHERE { ?s ?p '\uD800' }")
+
+
+def test_queries_checked_on_many_threads_at_once_all_parse() -> None:
+    """rdflib's grammar is not thread-safe: without the lock some of these fail in pyparsing."""
+    failures: list[BaseException] = []
+
+    def check(worker: int) -> None:
+        for i in range(40):
+            text = (
+                f"SELECT ?s{worker}_{i} WHERE {{ VALUES ?v {{ {worker} {i} }} "
+                f"?s{worker}_{i} ?p ?o FILTER(?o > {i}) }} LIMIT {i + 1}"
+            )
+            try:
+                check_query(text, {})
+            except BaseException as exc:
+                failures.append(exc)
+
+    threads = [threading.Thread(target=check, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
