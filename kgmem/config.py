@@ -142,6 +142,18 @@ class Settings:
         minimum=0.01,
         maximum=3600,
     )
+    sparql_slots: int = _setting(
+        4,
+        "User SPARQL queries that may run at once (one per user; more wait their turn).",
+        minimum=1,
+        maximum=64,
+    )
+    sparql_memory_megabytes: int = _setting(
+        256,
+        "Memory all running user SPARQL queries may use together, in MB (split evenly between "
+        "the slots; a query that needs more than its share is stopped).",
+        minimum=16,
+    )
     authority_order: str = _setting(
         "user,tool,task,agent",
         "Whose word outranks whose when claims conflict, strongest first (comma-separated).",

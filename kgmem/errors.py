@@ -15,6 +15,7 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── QueryRefused             (reason)              a caller's query is not allowed
     │   ├── ResultLimitExceeded      (limit)               a caller's query returns too much
     │   ├── QueryTimeout             (seconds, waited)     a caller's query runs too long
+    │   ├── QueryTooLarge            (megabytes)           a caller's query needs too much memory
     │   └── StoreOperationFailed     (operation, reason)   the backend refused a query or write
     ├── QueryError
     │   ├── QuerySyntaxError         (path, line, column, reason)
@@ -115,6 +116,7 @@ __all__ = [
     "QueryRefused",
     "QuerySyntaxError",
     "QueryTimeout",
+    "QueryTooLarge",
     "ResourceError",
     "ResultLimitExceeded",
     "RetrievalError",
@@ -219,6 +221,15 @@ class QueryTimeout(StoreError):
             else "narrow it or add LIMIT"
         )
         super().__init__(f"the query did not finish within {seconds:g} s; {why}")
+
+
+class QueryTooLarge(StoreError):
+    def __init__(self, memory_bytes: int) -> None:
+        self.megabytes = memory_bytes // (1024 * 1024)
+        super().__init__(
+            f"the query was stopped: it needed more than the {self.megabytes} MB of memory one "
+            "query may use; narrow it (fewer joined patterns, a LIMIT without ORDER BY)"
+        )
 
 
 class StoreOperationFailed(StoreError):

@@ -62,9 +62,10 @@ from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
 from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, PromptContext
-from kgmem.store import OxigraphStore, QueryRegistry, TripleStore
+from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
+from kgmem.store.isolated import QueryProcesses
 
-__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
+__all__ = ["IndexStartup", "Services", "build_services", "index_dir", "user_queries"]
 
 log = logging.getLogger("kgmem.api")
 
@@ -112,6 +113,7 @@ class Services:
     context: PromptContext
     index: IndexStartup
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
+    sparql: UserQueries | None = None  # users' own SPARQL; built by build_services
     owns_store: bool = True
     scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
 
@@ -137,6 +139,8 @@ class Services:
         """Stop the feed (what is left in the outbox waits for the next start), close the
         projection, then the store if these services opened it."""
         self.feed.detach()
+        if self.sparql is not None:
+            self.sparql.close()
         self.projection.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -234,6 +238,7 @@ def build_services(
         started_at=clock.now(),
         owns_store=owned,
         scratch=scratch,
+        sparql=user_queries(settings, store),
     )
 
 
@@ -272,6 +277,25 @@ def load_embedder(settings: Settings) -> Embedder | None:
     except EmbedderUnavailable as exc:
         log.warning("%s: search runs without vectors", exc)
         return None
+
+
+def user_queries(settings: Settings, store: TripleStore) -> UserQueries:
+    """The runner of users' SPARQL: in worker processes on a store on disk (see
+    :mod:`kgmem.store.isolated`), on threads on an in-memory one."""
+    slots, processes = settings.sparql_slots, None
+    if isinstance(store, OxigraphStore) and store.path is not None:
+        processes = QueryProcesses(
+            store,
+            store.path.with_name(store.path.name + ".query-snapshots"),
+            memory_bytes=settings.sparql_memory_megabytes * 1024 * 1024 // slots,
+        )
+    return UserQueries(
+        store,
+        limit=settings.sparql_result_limit,
+        timeout=settings.sparql_timeout_seconds,
+        slots=slots,
+        processes=processes,
+    )
 
 
 def _open_store(settings: Settings, in_memory: bool) -> TripleStore:

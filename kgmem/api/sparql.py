@@ -11,8 +11,9 @@ Refused, with nothing run and nothing changed: an update (an ``update=`` field, 
 ``application/sparql-update`` body, or update text as the query), ``LOAD``, ``SERVICE``
 (400 ``query_refused``); a body of another content type (415); a body over
 ``max_body_bytes`` (413). A result over ``sparql_result_limit`` is a 413
-``result_too_large``; a query still running after ``sparql_timeout_seconds`` is a 400
-``query_timeout``.
+``result_too_large``; a query still running after ``sparql_timeout_seconds`` is stopped
+and answered 400 ``query_timeout``, one that outgrows its memory 400 ``query_too_large``
+(:mod:`kgmem.store.isolated`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from starlette.types import Receive, Scope, Send
 from kgmem.api.auth import principal_of
 from kgmem.api.errors import error_response
 from kgmem.api.rest_body import BodyError, read_capped
-from kgmem.api.services import Services
+from kgmem.api.services import Services, user_queries
 from kgmem.api.sparql_formats import NotAcceptable, render
 from kgmem.errors import QueryRefused
-from kgmem.store import DatasetRequest, QueryResult, UserQueries
+from kgmem.store import DatasetRequest, QueryResult
 
 __all__ = ["ProtocolQuery", "SparqlEndpoint", "read_query"]
 _FORM = "application/x-www-form-urlencoded"
@@ -60,11 +61,7 @@ class SparqlEndpoint:
     def __init__(self, services: Services) -> None:
         settings = services.settings
         self.max_body = settings.max_body_bytes
-        self.queries = UserQueries(
-            services.store,
-            limit=settings.sparql_result_limit,
-            timeout=settings.sparql_timeout_seconds,
-        )
+        self.queries = services.sparql or user_queries(settings, services.store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.respond(Request(scope, receive))

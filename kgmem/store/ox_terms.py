@@ -15,9 +15,10 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from kgmem.errors import StoreOperationFailed
-from kgmem.store.base import Quad, Row, Term
+from kgmem.store.base import Dataset, Quad, Row, Term
 
 __all__ = [
+    "dataset_to_ox",
     "from_ox",
     "iri_from_ox",
     "named_ox",
@@ -136,3 +137,25 @@ def triple_from_ox(triple: ox.Triple) -> tuple[URIRef | BNode, URIRef, Term]:
     subject, predicate = from_ox(triple.subject), from_ox(triple.predicate)
     assert not isinstance(subject, Literal) and isinstance(predicate, URIRef)
     return subject, predicate, from_ox(triple.object)
+
+
+_Graphs = list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph]
+# An empty list would mean "the store's default graph": an impossible graph keeps an empty
+# dataset empty.
+_NOWHERE = ox.NamedNode("urn:kgmem:none")
+
+
+def dataset_to_ox(
+    dataset: Dataset | None,
+) -> tuple[bool, _Graphs | None, list[ox.NamedNode | ox.BlankNode] | None]:
+    """(union default graph?, default graphs, named graphs) for pyoxigraph's query()."""
+    if dataset is None:
+        return True, None, None
+    named: list[ox.NamedNode | ox.BlankNode] | None = None
+    if dataset.named is not None:
+        named = [ox.NamedNode(str(g)) for g in dataset.named] or [_NOWHERE]
+    if dataset.default is not None:
+        return False, [ox.NamedNode(str(g)) for g in dataset.default] or [_NOWHERE], named
+    if named is None:
+        return True, None, None
+    return False, list(named), named

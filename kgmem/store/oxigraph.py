@@ -39,6 +39,7 @@ from kgmem.store.base import (
     ValueLists,
 )
 from kgmem.store.ox_terms import (
+    dataset_to_ox,
     from_ox,
     iri_from_ox,
     named_ox,
@@ -103,6 +104,7 @@ class OxigraphStore:
         self._hooks: tuple[CommitHook, ...] = ()
         self._depth = 0  # nesting of writers holding the lock (only its owner changes it)
         self._committed: list[Changeset] = []  # to announce when the outermost writer ends
+        self._generation = 0  # counts writes: a snapshot of generation n holds all n of them
 
     @staticmethod
     def _open(path: Path | None) -> ox.Store:
@@ -120,6 +122,27 @@ class OxigraphStore:
     @property
     def location(self) -> str:
         return ":memory:" if self._path is None else str(self._path)
+
+    @property
+    def path(self) -> Path | None:
+        """The store's directory; ``None`` for an in-memory store."""
+        return self._path
+
+    @property
+    def generation(self) -> int:
+        """A count of the writes made through this handle."""
+        return self._generation
+
+    def snapshot(self, target: Path) -> None:
+        """Write a consistent read-only copy of the store into the new directory ``target``
+        (a RocksDB checkpoint: its files are hard links where the disk allows), to open with
+        ``pyoxigraph.Store.read_only``. An in-memory store has none to give."""
+        if self._path is None:
+            raise StoreOperationFailed("snapshot", "an in-memory store has no files to copy")
+        try:
+            self._ox.backup(str(target))
+        except (OSError, RuntimeError) as exc:
+            raise StoreOperationFailed("snapshot", str(exc)) from exc
 
     @property
     def _ox(self) -> ox.Store:
@@ -149,7 +172,7 @@ class OxigraphStore:
             text, native = substitute(query, bindings), {}
         substitutions: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple]
         substitutions = {ox.Variable(k): to_ox(v) for k, v in native.items()}
-        union, default, named = _dataset(dataset)
+        union, default, named = dataset_to_ox(dataset)
         try:
             return self._ox.query(
                 text,
@@ -203,7 +226,7 @@ class OxigraphStore:
 
     def _evaluate(self, text: str, dataset: Dataset, limit: int | None) -> QueryResult:
         try:
-            union, default, named = _dataset(dataset)
+            union, default, named = dataset_to_ox(dataset)
             result = self._ox.query(
                 text,
                 prefixes=PREFIXES,
@@ -279,6 +302,8 @@ class OxigraphStore:
                 self._ox.update(text)
             except (OSError, RuntimeError, SyntaxError) as exc:
                 raise StoreOperationFailed(f"update {query.name}", str(exc)) from exc
+            finally:
+                self._generation += 1
 
     def add_hook(self, hook: CommitHook) -> None:
         with self._lock:
@@ -302,6 +327,8 @@ class OxigraphStore:
                     self._ox.update(_changeset_update(written))
             except (OSError, RuntimeError, SyntaxError) as exc:
                 raise StoreOperationFailed("commit", str(exc)) from exc
+            finally:  # after the write: a snapshot that sees the new count holds the write
+                self._generation += 1
             if self._hooks:
                 self._committed.append(changes)
 
@@ -364,6 +391,8 @@ class OxigraphStore:
                 raise StoreOperationFailed(f"load into {graph}", f"unparseable: {exc}") from exc
             except (OSError, RuntimeError, ValueError) as exc:
                 raise StoreOperationFailed(f"load into {graph}", str(exc)) from exc
+            finally:
+                self._generation += 1
 
     def close(self) -> None:
         with self._lock:
@@ -372,28 +401,6 @@ class OxigraphStore:
                     self._store.flush()
                 # pyoxigraph has no close(): the lock is released when the handle is freed.
                 self._store = None
-
-
-_Graphs = list[ox.NamedNode | ox.BlankNode | ox.DefaultGraph]
-# An empty list would mean "the store's default graph": an impossible graph keeps an empty
-# dataset empty.
-_NOWHERE = ox.NamedNode("urn:kgmem:none")
-
-
-def _dataset(
-    dataset: Dataset | None,
-) -> tuple[bool, _Graphs | None, list[ox.NamedNode | ox.BlankNode] | None]:
-    """(union default graph?, default graphs, named graphs) for pyoxigraph's query()."""
-    if dataset is None:
-        return True, None, None
-    named: list[ox.NamedNode | ox.BlankNode] | None = None
-    if dataset.named is not None:
-        named = [ox.NamedNode(str(g)) for g in dataset.named] or [_NOWHERE]
-    if dataset.default is not None:
-        return False, [ox.NamedNode(str(g)) for g in dataset.default] or [_NOWHERE], named
-    if named is None:
-        return True, None, None
-    return False, list(named), named
 
 
 def _capped(results: Iterable[_T], limit: int | None) -> Iterator[_T]:

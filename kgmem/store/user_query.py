@@ -14,15 +14,21 @@ caller's user id alone:
   outside it matches nothing, and ``FROM`` clauses this module misreads can only narrow the
   caller's own view, never widen it.
 
-:class:`UserQueries` runs one such query on a worker thread. Updates, ``LOAD`` and
-``SERVICE`` are refused on the query's parse tree before anything runs
-(:mod:`kgmem.store.sparql_check`). A query
-that returns more than ``limit`` rows or triples raises
-:class:`~kgmem.errors.ResultLimitExceeded`; one that has not finished after ``timeout``
-seconds raises :class:`~kgmem.errors.QueryTimeout`. Oxigraph cannot cancel a running query:
-a timed-out one is abandoned and ends on its own (the result cap ends streaming ones early).
-At most ``slots`` queries run at once, so abandoned queries cannot pile up; a query that
-waits for a slot spends its own time budget waiting.
+:class:`UserQueries` runs one such query. Updates, ``LOAD`` and ``SERVICE`` are refused on the
+query's parse tree before anything runs (:mod:`kgmem.store.sparql_check`). A query that
+returns more than ``limit`` rows or triples raises :class:`~kgmem.errors.ResultLimitExceeded`;
+one that has not finished after ``timeout`` seconds raises :class:`~kgmem.errors.QueryTimeout`.
+
+On a store on disk each query runs in a worker process on a checkpoint of the store
+(:mod:`kgmem.store.isolated`): a timed-out query is stopped by killing its process, so it
+frees its CPU at once, and a worker's memory is capped, so a query that grows without bound
+ends with :class:`~kgmem.errors.QueryTooLarge` instead of growing the server. On an
+in-memory store (tests, ``--in-memory``) there is nothing a process could read: the query
+runs on a thread, and a timed-out one is abandoned and ends on its own.
+
+At most ``slots`` queries run at once and one user's queries run one after another, so one
+caller cannot take every slot (several callers can: more wait their turn); a query that
+waits spends its own time budget waiting.
 """
 
 from __future__ import annotations
@@ -30,9 +36,10 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rdflib import URIRef
@@ -40,6 +47,7 @@ from rdflib import URIRef
 from kgmem.errors import Forbidden, GraphNameError, QueryTimeout
 from kgmem.store.base import Dataset, QueryResult, TripleStore
 from kgmem.store.graphs import GraphKind, UserGraphs, parse_graph
+from kgmem.store.isolated import QueryProcesses
 from kgmem.store.sparql_check import check_query
 from kgmem.vocab import PREFIXES
 
@@ -122,9 +130,19 @@ def dataset_clause(text: str) -> DatasetRequest:
 class UserQueries:
     """Run users' own read-only queries, each scoped to its user, capped and timed."""
 
-    def __init__(self, store: TripleStore, *, limit: int, timeout: float, slots: int = 2) -> None:
+    def __init__(
+        self,
+        store: TripleStore,
+        *,
+        limit: int,
+        timeout: float,
+        slots: int = 2,
+        processes: QueryProcesses | None = None,
+    ) -> None:
         self._store, self.limit, self.timeout = store, limit, timeout
         self._slots = threading.BoundedSemaphore(slots)
+        self._processes = processes
+        self._turns = _Turns()
 
     def dataset(self, uid: str, text: str, requested: DatasetRequest | None = None) -> Dataset:
         """The dataset ``text`` reads when ``uid`` runs it (see :func:`user_dataset`)."""
@@ -136,8 +154,29 @@ class UserQueries:
         """Run ``text`` for ``uid``; blocks for at most :attr:`timeout` seconds."""
         deadline = time.monotonic() + self.timeout
         dataset = self.dataset(uid, text, requested)
-        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
-            raise QueryTimeout(self.timeout, waited=True)
+        with self._turns.turn(uid, deadline) as ready:
+            if not ready or not self._slots.acquire(timeout=_left(deadline)):
+                raise QueryTimeout(self.timeout, waited=True)
+            if self._processes is not None:
+                try:
+                    return self._processes.run(
+                        check_query(text, PREFIXES).text,
+                        dataset,
+                        PREFIXES,
+                        limit=self.limit,
+                        deadline=deadline,
+                        timeout=self.timeout,
+                    )
+                finally:
+                    self._slots.release()
+            return self._on_thread(text, dataset, deadline)
+
+    def close(self) -> None:
+        """Stop the worker processes and remove their store copies."""
+        if self._processes is not None:
+            self._processes.close()
+
+    def _on_thread(self, text: str, dataset: Dataset, deadline: float) -> QueryResult:
         outcome: Future[QueryResult] = Future()
         worker = threading.Thread(
             target=self._work, args=(text, dataset, outcome), name="kgmem-user-query", daemon=True
@@ -148,7 +187,7 @@ class UserQueries:
             self._slots.release()
             raise
         try:
-            return outcome.result(timeout=max(0.0, deadline - time.monotonic()))
+            return outcome.result(timeout=_left(deadline))
         except FutureTimeout:
             raise QueryTimeout(self.timeout) from None
 
@@ -174,3 +213,30 @@ def _clear_locals(exc: BaseException) -> None:
         seen.add(id(current))
         traceback.clear_frames(current.__traceback__)
         current = current.__cause__ or current.__context__
+
+
+def _left(deadline: float) -> float:
+    return max(0.0, deadline - time.monotonic())
+
+
+class _Turns:
+    """One running query per user: a user's next query waits for the one before it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._busy: set[str] = set()
+
+    @contextmanager
+    def turn(self, uid: str, deadline: float) -> Iterator[bool]:
+        """Wait until ``uid`` has no query running (yields ``False`` if the deadline came)."""
+        with self._changed:
+            ready = self._changed.wait_for(lambda: uid not in self._busy, timeout=_left(deadline))
+            if ready:
+                self._busy.add(uid)
+        try:
+            yield ready
+        finally:
+            if ready:
+                with self._changed:
+                    self._busy.discard(uid)
+                    self._changed.notify_all()
