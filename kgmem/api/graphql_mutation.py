@@ -67,6 +67,10 @@ class ReportedSourceInput:
     role: str
     text: str
     chat: str | None = None
+    tool_name: str | None = None
+    tool_outcome: str | None = strawberry.field(
+        default=None, description="success or failure; required when role is tool"
+    )
 
 
 @strawberry.input(description="One memory to propose; see the draft_memory tool.")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, is_dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from rdflib.term import Identifier
 
 from kgmem.errors import ArgumentError, GraphNameError, UnknownMemory
 from kgmem.memory import NodeKind, node_iri, parse_node
+from kgmem.memory.model import canonical_time
 from kgmem.store import check_id
 
 __all__ = ["ArgumentError", "Fields", "jsonable", "node_id", "short_id"]
@@ -42,6 +43,8 @@ class Fields:
     def __init__(self, raw: object, where: str = "") -> None:
         if not isinstance(raw, Mapping):
             raise ArgumentError(where or None, f"expected a JSON object, got {_type(raw)}")
+        if not where:  # the whole arguments: every string in them, once
+            _refuse_lone_surrogates(raw)
         self._raw: Mapping[str, object] = raw
         self._where = where
         self._seen: set[str] = set()
@@ -141,7 +144,10 @@ class Fields:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             raise ArgumentError(self.name(key), "expected an ISO 8601 date-time") from None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        try:
+            return canonical_time(parsed)
+        except ValueError as exc:
+            raise ArgumentError(self.name(key), str(exc)) from None
 
     def done(self) -> None:
         """Refuse the fields no accessor read."""
@@ -152,6 +158,30 @@ class Fields:
     def _absent(self, key: str, required: bool) -> None:
         if required:
             raise ArgumentError(self.name(key), "required")
+
+
+def _refuse_lone_surrogates(raw: Mapping[str, object]) -> None:
+    """:class:`ArgumentError` naming the first string (key or value) that holds a lone UTF-16
+    surrogate: JSON lets ``"\\ud800"`` through, but it is no character, and nothing can
+    store it. Time linear in the arguments; an explicit stack, so depth costs no recursion."""
+    stack: list[tuple[str, object]] = [("", raw)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ArgumentError(
+                    where or None, "holds a lone UTF-16 surrogate, which is not a character"
+                ) from None
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+                name = f"{where}.{shown}" if where else shown
+                stack.append((name, key))
+                stack.append((name, item))
+        elif isinstance(value, list | tuple):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
 
 
 def _type(value: object) -> str:

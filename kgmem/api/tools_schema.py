@@ -101,9 +101,16 @@ _EVIDENCE = obj(
     ("source",),
 )
 _REPORTED = obj(
-    {"role": enum([r.value for r in Role]), "text": text(20000), "chat": text(500)},
+    {
+        "role": enum([r.value for r in Role]),
+        "text": text(20000),
+        "chat": text(500),
+        "tool_name": text(200),
+        "tool_outcome": enum([o.value for o in ToolOutcome]),
+    },
     ("role", "text"),
-    "A source the agent reports inline (the user said: ...): agent authority.",
+    "A source the agent reports inline (the user said: ...): agent authority. A tool's "
+    "output (role tool) names its tool_outcome.",
 )
 DRAFT = obj(
     {

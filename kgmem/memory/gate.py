@@ -299,7 +299,13 @@ class WriteGate:
         stored = self._sources.ingest_message(
             uid,
             MessageIn(
-                chat=chat, turn=0, role=reported.role, text=reported.text, agent_reported=True
+                chat=chat,
+                turn=0,
+                role=reported.role,
+                text=reported.text,
+                tool_name=reported.tool_name,
+                tool_outcome=reported.tool_outcome,
+                agent_reported=True,
             ),
         )
         evidence = tuple(

@@ -8,11 +8,19 @@ onto the individuals of kgmem's vocabulary (``ontologies/kgmem.ttl``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Annotated, Self
+from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from rdflib import URIRef
 
 from kgmem.vocab import KGM, VocabEnum
@@ -86,6 +94,55 @@ class Role(StrEnum):
     TOOL = "tool"
 
 
+class ToolOutcome(StrEnum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
+def check_tool_name(value: Any, info: ValidationInfo) -> Any:
+    """A field validator: only a tool's message names a tool (``role`` is validated first)."""
+    if value and info.data.get("role") not in (None, Role.TOOL):
+        raise ValueError("only a message with role 'tool' names a tool")
+    return value
+
+
+def check_tool_outcome(value: Any, info: ValidationInfo) -> Any:
+    """A field validator: a tool's message has an outcome, no other message has one."""
+    role = info.data.get("role")
+    if role is Role.TOOL and value is None:
+        raise ValueError("required when role is 'tool' (success or failure)")
+    if role not in (None, Role.TOOL) and value is not None:
+        raise ValueError("only a message with role 'tool' has an outcome")
+    return value
+
+
+#: The earliest and latest time kgmem keeps: any later arithmetic (a ttl, decay) stays in range.
+EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def canonical_time(value: datetime) -> datetime:
+    """``value`` in UTC (a naive time, or a date alone, is taken as UTC); a time outside
+    :data:`EARLIEST` .. :data:`LATEST` is a :class:`ValueError`.
+
+    >>> canonical_time(datetime(2026, 3, 14)).isoformat()
+    '2026-03-14T00:00:00+00:00'
+    >>> canonical_time(datetime.fromisoformat("0001-01-01T00:00:00+14:00"))
+    Traceback (most recent call last):
+    ValueError: out of range: give a time between the years 1000 and 9000
+    """
+    try:
+        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST <= utc < LATEST:
+        raise ValueError("out of range: give a time between the years 1000 and 9000")
+    return utc
+
+
+#: A point in time as every input takes it: ISO 8601, stored in UTC (see :func:`canonical_time`).
+Instant = Annotated[datetime, AfterValidator(canonical_time)]
+
+
 @dataclass(frozen=True)
 class SourceRecord:
     """One stored source, as grounding sees it."""
@@ -134,7 +191,7 @@ class ClaimDraft(_Draft):
     object: Annotated[str, Field(min_length=1, max_length=200)] | None = None
     value: Annotated[str, Field(min_length=1, max_length=2000)] | None = None
     negated: bool = False
-    valid_from: datetime | None = None
+    valid_from: Instant | None = None
 
     @model_validator(mode="after")
     def _one_object(self) -> Self:
@@ -152,11 +209,18 @@ class EvidenceDraft(_Draft):
 
 
 class ReportedSource(_Draft):
-    """A source an agent reports inline ("the user said: ..."): second-hand, agent authority."""
+    """A source an agent reports inline ("the user said: ..."): second-hand, agent authority.
+
+    A tool's output reported this way names the tool's outcome, as an ingested one does."""
 
     role: Role
     text: _Text
     chat: str | None = None
+    tool_name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    tool_outcome: ToolOutcome | None = Field(default=None, validate_default=True)
+
+    _tool_only = field_validator("tool_name")(check_tool_name)
+    _tool_outcome = field_validator("tool_outcome")(check_tool_outcome)
 
 
 class DraftMemory(_Draft):
@@ -173,7 +237,7 @@ class DraftMemory(_Draft):
     claims: tuple[ClaimDraft, ...] = ()
     evidence: tuple[EvidenceDraft, ...] = ()
     reported_source: ReportedSource | None = None
-    occurred_at: datetime | None = None
+    occurred_at: Instant | None = None
     ttl: timedelta | None = None
     source_refs: tuple[str, ...] = ()
 

@@ -8,7 +8,6 @@ only required to contain something other than whitespace.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Self
 
@@ -17,13 +16,19 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 from rdflib import URIRef
 
-from kgmem.memory.model import Role, SourceType
+from kgmem.memory.model import (
+    Instant,
+    Role,
+    SourceType,
+    ToolOutcome,
+    check_tool_name,
+    check_tool_outcome,
+)
 
 __all__ = [
     "MAX_SOURCE_TEXT",
@@ -51,24 +56,11 @@ def _has_content(value: str) -> str:
     return value
 
 
-def _utc(value: datetime) -> datetime:
-    """Naive times are taken as UTC; aware ones are converted to it."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
 SourceText = Annotated[
     str, Field(min_length=1, max_length=MAX_SOURCE_TEXT), AfterValidator(_has_content)
 ]
 Key = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_has_content)]
 Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_has_content)]
-Instant = Annotated[datetime, AfterValidator(_utc)]
-
-
-class ToolOutcome(StrEnum):
-    SUCCESS = "success"
-    FAILURE = "failure"
 
 
 class TaskState(StrEnum):
@@ -97,22 +89,8 @@ class MessageIn(_Input):
     speaker: Name | None = None
     agent_reported: bool = False
 
-    @field_validator("tool_name", "recall_tool")
-    @classmethod
-    def _tool_only(cls, value: object, info: ValidationInfo) -> object:
-        if value and info.data.get("role") not in (None, Role.TOOL):
-            raise ValueError("only a message with role 'tool' names a tool")
-        return value
-
-    @field_validator("tool_outcome")
-    @classmethod
-    def _outcome(cls, value: ToolOutcome | None, info: ValidationInfo) -> ToolOutcome | None:
-        role = info.data.get("role")
-        if role is Role.TOOL and value is None:
-            raise ValueError("required when role is 'tool' (success or failure)")
-        if role not in (None, Role.TOOL) and value is not None:
-            raise ValueError("only a message with role 'tool' has an outcome")
-        return value
+    _tool_only = field_validator("tool_name", "recall_tool")(check_tool_name)
+    _tool_outcome = field_validator("tool_outcome")(check_tool_outcome)
 
     @property
     def is_recall(self) -> bool:
