@@ -10,7 +10,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TypeVar
 
 import snowballstemmer  # type: ignore[import-untyped]
@@ -148,9 +148,16 @@ class LexicalDoc:
 
 
 def _get(row: Row, name: str, kind: type[_T]) -> _T | None:
-    """The Python value of a literal in ``row``, if it is of type ``kind``."""
+    """The Python value of a literal in ``row``, if it is of type ``kind``.
+
+    A time stored without a zone (as versions before inputs were made canonical wrote a date
+    alone) is read as UTC, as every input is: naive and aware times never meet in a
+    comparison.
+    """
     term = row.get(name)
     value = term.toPython() if isinstance(term, Literal) else None
+    if isinstance(value, datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
     return value if isinstance(value, kind) else None
 
 

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from rdflib import Literal, URIRef
+from rdflib.namespace import XSD
 
+from kgmem.store import Changeset, Quad, UserGraphs
+from kgmem.vocab import KGM
 from tests.api.test_sparql import World, running_world
 
 
@@ -121,19 +125,73 @@ def test_a_time_outside_the_calendar_is_refused_naming_its_field(world: World) -
         assert "out of range" in answer.json()["error"]["message"]
 
 
-def test_a_date_alone_is_that_day_in_utc_and_search_still_works(world: World) -> None:
-    drafted = _post(
+def _evidenced(world: World, chat: str, said: str, **draft: object) -> str:
+    """Ingest what alice said, draft a memory quoting it; the active memory's IRI."""
+    told = _post(
         world,
-        DRAFT,
-        _draft(kind="episodic", title="Oven repaired", occurred_at="2026-03-14"),
+        "/api/messages",
+        {"messages": [{"chat": chat, "turn": 0, "role": "user", "text": said}]},
     )
-    assert drafted.status_code < 300, drafted.text
+    assert told.status_code == 200, told.text
+    evidence = [{"source": f"chat:{chat}#0", "quote": said.rstrip(".")}]
+    drafted = _post(world, DRAFT, _draft(evidence=evidence, **draft))
+    (item,) = drafted.json()["items"]
+    assert item["outcome"] == "active", drafted.text
+    return str(item["memory"])
+
+
+def test_a_date_alone_is_that_day_in_utc_and_search_still_works(world: World) -> None:
+    memory = _evidenced(
+        world,
+        "oven",
+        "The oven was repaired on 14 March.",
+        kind="episodic",
+        title="Oven repaired",
+        occurred_at="2026-03-14",
+    )
+    store = world.app.state.services.store
+    (when,) = [
+        q.object for q in store.quads(UserGraphs("alice").kg, URIRef(memory), KGM.occurredAt)
+    ]
+    assert str(when) == "2026-03-14T00:00:00+00:00"
     found = httpx.get(
         f"{world.url}/api/search",
-        params={"q": "oven repaired"},
+        params={"q": "oven repaired", "since": "2026-03-13T00:00:00Z"},
         headers={"Authorization": f"Bearer {world.alice}"},
         timeout=30,
     )
     assert found.status_code == 200, found.text
+    assert "Oven repaired" in found.text
     context = _post(world, "/api/context", {"task": "what happened to the oven"})
     assert context.status_code == 200, context.text
+
+
+def test_a_time_stored_without_a_zone_does_not_break_search(world: World) -> None:
+    """Versions before canonical times stored a date alone as a naive time: the lexical index
+    then compared naive and aware times and answered 500. Such a record reads as UTC."""
+    memory = _evidenced(
+        world,
+        "boiler",
+        "The boiler was serviced on 1 February.",
+        kind="episodic",
+        title="Boiler serviced",
+        occurred_at="2026-02-01T10:00:00Z",
+    )
+    services = world.app.state.services
+    kg = UserGraphs("alice").kg
+    (stored,) = services.store.quads(kg, URIRef(memory), KGM.occurredAt)
+    naive = Literal("2026-02-01T10:00:00", datatype=XSD.dateTime)
+    services.store.commit(Changeset.of([Quad(stored.subject, KGM.occurredAt, naive, kg)], [stored]))
+    services.lexical.rebuild("alice")
+    headers = {"Authorization": f"Bearer {world.alice}"}
+    for params in ({"q": "boiler serviced"}, {"q": "boiler", "since": "2026-01-01T00:00:00Z"}):
+        found = httpx.get(f"{world.url}/api/search", params=params, headers=headers, timeout=30)
+        assert found.status_code == 200, found.text
+        assert "Boiler serviced" in found.text
+    other = httpx.get(
+        f"{world.url}/api/search",
+        params={"q": "boiler"},
+        headers={"Authorization": f"Bearer {world.bob}"},
+        timeout=30,
+    )
+    assert other.status_code == 200 and "Boiler" not in other.text
