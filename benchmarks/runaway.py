@@ -108,6 +108,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _add_user(url: str, admin: str, uid: str) -> str:
+    """A new user's API key."""
+    made = httpx.post(
+        f"{url}/api/admin/users",
+        json={"user": uid},
+        headers={"Authorization": f"Bearer {admin}"},
+        timeout=10,
+    )
+    made.raise_for_status()
+    return str(made.json()["token"])
+
+
 def start(home: Path, timeout: float) -> tuple[subprocess.Popen[bytes], Server]:
     port = _free_port()
     env = {
@@ -134,21 +146,8 @@ def start(home: Path, timeout: float) -> tuple[subprocess.Popen[bytes], Server]:
             raise SystemExit("the server did not start")
         time.sleep(0.2)
     admin = (home / "api-key").read_text().strip()
-    made = httpx.post(
-        f"{url}/api/admin/users",
-        json={"user": "bystander"},
-        headers={"Authorization": f"Bearer {admin}"},
-        timeout=10,
-    )
-    made.raise_for_status()
-    other = httpx.post(
-        f"{url}/api/admin/users",
-        json={"user": "attacker"},
-        headers={"Authorization": f"Bearer {admin}"},
-        timeout=10,
-    )
-    other.raise_for_status()
-    return process, Server(url, process.pid, admin, made.json()["token"], other.json()["token"])
+    bystander, attacker = (_add_user(url, admin, uid) for uid in ("bystander", "attacker"))
+    return process, Server(url, process.pid, admin, bystander, attacker)
 
 
 def _sparql(

@@ -6,6 +6,8 @@ every query still reads exactly what was acknowledged before it started."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,8 +27,9 @@ from kgmem.store import (
     UserGraphs,
     UserQueries,
 )
-from kgmem.store.isolated import QueryProcesses
+from kgmem.store.isolated import QueryProcesses, child
 from kgmem.vocab import KGM
+from tests.regressions.tripwire import tripwire
 
 ALICE, BOB = UserGraphs("alice"), UserGraphs("bob")
 # 300 triples: a four-way product is 8.1 billion rows (never ends), a three-way one sorted
@@ -194,3 +197,42 @@ def test_one_users_runaway_query_does_not_hold_up_another(disk: OxigraphStore) -
         assert len(outcome) == 1
     finally:
         queries.close()
+
+
+def _kernel_gives_network_namespaces() -> bool:
+    probe = (
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+        "ok = libc.unshare(0x10000000 | 0x40000000) == 0 or "
+        "(os.geteuid() == 0 and libc.unshare(0x40000000) == 0); print(ok)"
+    )
+    ran = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True)
+    return ran.stdout.strip() == "True"
+
+
+def test_a_worker_has_no_network_where_the_kernel_allows(disk: OxigraphStore) -> None:
+    """Defence in depth behind the parse-tree check: a worker that left the network cannot
+    connect anywhere, not even to a listener on this machine's loopback."""
+    assert disk.path is not None
+    processes = QueryProcesses(disk, disk.path.with_name("snapshots"), memory_bytes=64 * MB)
+    queries = UserQueries(disk, limit=10, timeout=30, processes=processes)
+    try:
+        assert queries.run("alice", "ASK { }") == AskResult(True)
+        assert processes.offline is _kernel_gives_network_namespaces()
+    finally:
+        queries.close()
+    if processes.offline:  # what the worker did to itself, done again: the wire stays quiet
+        with tripwire() as wire:
+            port = wire.url.split(":")[2].split("/")[0]
+            probe = (
+                "import socket, sys; sys.path.insert(0, sys.argv[1]); import child; "
+                "assert child._leave_the_network(); s = socket.socket(); s.settimeout(2); "
+                f"s.connect(('127.0.0.1', {port}))"
+            )
+            ran = subprocess.run(
+                [sys.executable, "-I", "-c", probe, str(Path(child.__file__).parent)],
+                capture_output=True,
+                text=True,
+            )
+            time.sleep(0.3)
+        assert ran.returncode != 0 and "unreachable" in ran.stderr, ran.stderr
+        assert wire.connections == []

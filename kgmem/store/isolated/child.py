@@ -9,8 +9,10 @@ The parent stops a query by killing its process: pyoxigraph cannot cancel a runn
 and a Python callback cannot stop Oxigraph's joins or sorts (see STACK.md). It also watches
 the worker's resident memory while it waits and kills a worker that outgrows its budget
 (``RLIMIT_DATA`` is no bound here: RocksDB's threads reserve ~75 MB of address space they
-never touch). The worker runs at a lower CPU priority than the server and asks the kernel
-to kill it if the parent dies.
+never touch). The worker runs at a lower CPU priority than the server, asks the kernel to
+kill it if the parent dies, and, where the kernel allows it, leaves the network altogether
+(a network namespace of its own, with no interfaces), so even a query the parse-tree check
+missed could reach nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import IO, Any
 
 _LENGTH = struct.Struct("!Q")
 _PR_SET_PDEATHSIG = 1
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 
 
 def write_frame(stream: IO[bytes], value: object) -> None:
@@ -50,6 +53,16 @@ def read_frame(stream: IO[bytes]) -> Any:
 def _die_with_parent() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _leave_the_network() -> bool:
+    """Move this process into a network namespace of its own, which has no interfaces: a
+    query that somehow got past the parse-tree check (SERVICE) could reach nothing, not even
+    loopback. Whether the kernel allowed it (user namespaces may be disabled)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0 or (
+        os.geteuid() == 0 and libc.unshare(_CLONE_NEWNET) == 0
+    )
 
 
 def answer(store: Any, request: dict[str, Any]) -> tuple[Any, ...]:
@@ -104,7 +117,7 @@ def main() -> None:
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but frames may reach the parent's pipe
     opened: tuple[str, Any] | None = None
-    write_frame(replies, ("ready",))
+    write_frame(replies, ("ready", _leave_the_network()))
     while True:
         try:
             request = read_frame(requests)

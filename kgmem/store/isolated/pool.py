@@ -126,6 +126,7 @@ class QueryProcesses:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._closed = False
+        self.offline: bool | None = None  # whether the last worker started left the network
 
     def run(
         self,
@@ -192,7 +193,13 @@ class QueryProcesses:
         except (TimeoutError, EOFError, OSError) as exc:
             worker.kill()
             raise StoreOperationFailed("query", f"a query worker did not start: {exc}") from exc
-        assert ready == ("ready",)
+        assert ready[0] == "ready"
+        if not ready[1] and self.offline is not False:
+            log.warning(
+                "query workers keep the network: this kernel refuses them a network namespace "
+                "(the SPARQL parse-tree check still refuses SERVICE)"
+            )
+        self.offline = bool(ready[1])
         return worker
 
     def _give_back(self, worker: _Worker) -> None:
