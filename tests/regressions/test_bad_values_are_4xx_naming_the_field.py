@@ -34,6 +34,11 @@ def _post(world: World, path: str, body: bytes | dict[str, object]) -> httpx.Res
 DRAFT = "/api/memories/batch-draft"
 
 
+def _search(world: World, token: str, **params: str) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}"}
+    return httpx.get(f"{world.url}/api/search", params=params, headers=headers, timeout=30)
+
+
 def _draft(**extra: object) -> dict[str, object]:
     return {"drafts": [{"kind": "semantic", "title": "Alice's oven", **extra}]}
 
@@ -113,12 +118,7 @@ def test_a_time_outside_the_calendar_is_refused_naming_its_field(world: World) -
     far = "0001-01-01T00:00:00+14:00"
     answers = {
         "occurred_at": _post(world, DRAFT, _draft(occurred_at=far)),
-        "since": httpx.get(
-            f"{world.url}/api/search",
-            params={"q": "oven", "since": far},
-            headers={"Authorization": f"Bearer {world.alice}"},
-            timeout=30,
-        ),
+        "since": _search(world, world.alice, q="oven", since=far),
     }
     for name, answer in answers.items():
         assert _field(answer).endswith(name), answer.text
@@ -154,12 +154,7 @@ def test_a_date_alone_is_that_day_in_utc_and_search_still_works(world: World) ->
         q.object for q in store.quads(UserGraphs("alice").kg, URIRef(memory), KGM.occurredAt)
     ]
     assert str(when) == "2026-03-14T00:00:00+00:00"
-    found = httpx.get(
-        f"{world.url}/api/search",
-        params={"q": "oven repaired", "since": "2026-03-13T00:00:00Z"},
-        headers={"Authorization": f"Bearer {world.alice}"},
-        timeout=30,
-    )
+    found = _search(world, world.alice, q="oven repaired", since="2026-03-13T00:00:00Z")
     assert found.status_code == 200, found.text
     assert "Oven repaired" in found.text
     context = _post(world, "/api/context", {"task": "what happened to the oven"})
@@ -183,15 +178,9 @@ def test_a_time_stored_without_a_zone_does_not_break_search(world: World) -> Non
     naive = Literal("2026-02-01T10:00:00", datatype=XSD.dateTime)
     services.store.commit(Changeset.of([Quad(stored.subject, KGM.occurredAt, naive, kg)], [stored]))
     services.lexical.rebuild("alice")
-    headers = {"Authorization": f"Bearer {world.alice}"}
     for params in ({"q": "boiler serviced"}, {"q": "boiler", "since": "2026-01-01T00:00:00Z"}):
-        found = httpx.get(f"{world.url}/api/search", params=params, headers=headers, timeout=30)
+        found = _search(world, world.alice, **params)
         assert found.status_code == 200, found.text
         assert "Boiler serviced" in found.text
-    other = httpx.get(
-        f"{world.url}/api/search",
-        params={"q": "boiler"},
-        headers={"Authorization": f"Bearer {world.bob}"},
-        timeout=30,
-    )
+    other = _search(world, world.bob, q="boiler")
     assert other.status_code == 200 and "Boiler" not in other.text

@@ -184,8 +184,9 @@ class QueryProcesses:
             [sys.executable, "-I", child.__file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            # two malloc arenas: a worker's memory is what its query holds, not reservations
-            env={"PATH": os.environ.get("PATH", ""), "MALLOC_ARENA_MAX": "2"},
+            # nothing of the server's environment; two malloc arenas, so a worker's memory is
+            # what its query holds, not per-thread reservations
+            env={"MALLOC_ARENA_MAX": "2"},
         )
         worker = _Worker(process)
         try:
