@@ -65,7 +65,7 @@ from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, Prompt
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
 from kgmem.store.isolated import QueryProcesses
 
-__all__ = ["IndexStartup", "Services", "build_services", "index_dir", "user_queries"]
+__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
 
 log = logging.getLogger("kgmem.api")
 
@@ -112,8 +112,8 @@ class Services:
     retrieval: MemoryRetrieval
     context: PromptContext
     index: IndexStartup
+    sparql: UserQueries  # users' own SPARQL queries (closed with the services)
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
-    sparql: UserQueries | None = None  # users' own SPARQL; built by build_services
     owns_store: bool = True
     scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
 
@@ -139,8 +139,7 @@ class Services:
         """Stop the feed (what is left in the outbox waits for the next start), close the
         projection, then the store if these services opened it."""
         self.feed.detach()
-        if self.sparql is not None:
-            self.sparql.close()
+        self.sparql.close()
         self.projection.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
@@ -238,7 +237,7 @@ def build_services(
         started_at=clock.now(),
         owns_store=owned,
         scratch=scratch,
-        sparql=user_queries(settings, store),
+        sparql=_user_queries(settings, store),
     )
 
 
@@ -279,7 +278,7 @@ def load_embedder(settings: Settings) -> Embedder | None:
         return None
 
 
-def user_queries(settings: Settings, store: TripleStore) -> UserQueries:
+def _user_queries(settings: Settings, store: TripleStore) -> UserQueries:
     """The runner of users' SPARQL: in worker processes on a store on disk (see
     :mod:`kgmem.store.isolated`), on threads on an in-memory one."""
     slots, processes = settings.sparql_slots, None

@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 from kgmem.api.auth import principal_of
 from kgmem.api.errors import error_response
 from kgmem.api.rest_body import BodyError, read_capped
-from kgmem.api.services import Services, user_queries
+from kgmem.api.services import Services
 from kgmem.api.sparql_formats import NotAcceptable, render
 from kgmem.errors import QueryRefused
 from kgmem.store import DatasetRequest, QueryResult
@@ -59,9 +59,8 @@ class SparqlEndpoint:
     """The ``/sparql`` ASGI endpoint; one per app, holding the app's query runner."""
 
     def __init__(self, services: Services) -> None:
-        settings = services.settings
-        self.max_body = settings.max_body_bytes
-        self.queries = services.sparql or user_queries(settings, services.store)
+        self.max_body = services.settings.max_body_bytes
+        self.queries = services.sparql
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.respond(Request(scope, receive))
