@@ -4,7 +4,8 @@ The endpoint is behind :class:`~kgmem.api.auth.KeyAuth` like every route; the ca
 is the only scope (no argument names a user). Expected failures are union members
 (:mod:`kgmem.api.graphql_results`); an unexpected error is logged with its traceback and
 answered as "Unexpected error." (``MaskErrors``), while GraphQL's own validation errors,
-the depth limit and the alias and token limits keep their messages.
+the depth limit and the alias and token limits keep their messages. Documents are parsed and
+validated on a worker thread (:mod:`kgmem.api.graphql_prepare`), never on the event loop.
 
     curl -s localhost:8765/graphql -H "Authorization: Bearer $KEY" \\
       -H 'Content-Type: application/json' -d '{"query": "{ me { id } }"}'
@@ -33,6 +34,7 @@ from kgmem.api.auth import principal_of
 from kgmem.api.graphql_context import GraphContext
 from kgmem.api.graphql_limits import MAX_ALIASES, MAX_COST, MAX_DEPTH, DocumentLimits
 from kgmem.api.graphql_mutation import Mutation
+from kgmem.api.graphql_prepare import PrepareOffLoop
 from kgmem.api.graphql_query import Query
 from kgmem.api.services import Services
 
@@ -74,6 +76,7 @@ def build_schema() -> strawberry.Schema:
         extensions=[
             lambda: AddValidationRules([DocumentLimits]),  # depth, aliases, cost: linear
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+            PrepareOffLoop,  # after the limits above: it parses and validates with them
             lambda: MaskErrors(should_mask_error=_unexpected),
         ],
     )
