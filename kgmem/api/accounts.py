@@ -35,6 +35,7 @@ from kgmem.store import (
     QueryRegistry,
     TripleStore,
     check_id,
+    instant,
 )
 from kgmem.vocab import KGM, RDF
 
@@ -97,11 +98,6 @@ def _when(value: datetime) -> Literal:
     return Literal(value, datatype=XSD.dateTime)
 
 
-def _time(term: object) -> datetime | None:
-    python = term.toPython() if isinstance(term, Literal) else None
-    return python if isinstance(python, datetime) else None
-
-
 class Accounts:
     """The account registry over the store; thread-safe. Authentication results are cached
     per key id and dropped by every change made here (this process owns the store)."""
@@ -127,9 +123,9 @@ class Accounts:
             found[uid] = Account(
                 uid=uid,
                 role=Role(str(row["role"])),
-                created_at=_time(row["created"]) or self._clock.now(),
+                created_at=instant(row["created"]) or self._clock.now(),
                 name=str(row["name"]) if "name" in row else None,
-                revoked_at=_time(row.get("revoked")),
+                revoked_at=instant(row.get("revoked")),
             )
         return [replace(a, keys=len(live[uid])) for uid, a in sorted(found.items())]
 
@@ -145,9 +141,9 @@ class Accounts:
         return [
             ApiKey(
                 key_id=str(row["keyId"]),
-                created_at=_time(row["created"]) or self._clock.now(),
+                created_at=instant(row["created"]) or self._clock.now(),
                 label=str(row["label"]) if "label" in row else None,
-                revoked_at=_time(row.get("revoked")),
+                revoked_at=instant(row.get("revoked")),
             )
             for row in self._store.select(self._queries["accounts/keys"], bindings)
         ]

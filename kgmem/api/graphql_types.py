@@ -171,7 +171,7 @@ class Memory:
     strength: float
     pinned: bool
     domain: str | None
-    recorded_at: datetime
+    recorded_at: datetime | None  # null only when the store holds a time kgmem cannot read
     occurred_at: datetime | None
     expires_at: datetime | None
     valid_from: datetime | None

@@ -122,7 +122,10 @@ class Services:
         users."""
         users = sorted(StoreReader(self.store, self.queries).users())
         for uid in users:
-            self.lexical.rebuild(uid)
+            try:
+                self.lexical.rebuild(uid)
+            except Exception:  # that user's first search tries again; the others start
+                log.exception("building the search index of %s failed", uid)
         return len(users)
 
     def reset_user(self, uid: str) -> ResetReport:

@@ -7,19 +7,20 @@ The projection lives in ``$KGMEM_HOME/index/kuzu``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
 from kgmem.cli.common import fail, local_store
 from kgmem.config import Settings, load_settings
 from kgmem.errors import StoreLocked
-from kgmem.index import TABLES, Fingerprint, KuzuProjection, StoreReader
+from kgmem.index import TABLES, ChangeFeed, Fingerprint, KuzuProjection, StoreReader
 from kgmem.index.dense import EmbedderUnavailable, distill_static
 from kgmem.store import QueryRegistry, check_id
 
@@ -36,8 +37,14 @@ def _counts(fingerprint: Fingerprint) -> str:
     return ", ".join(f"{table} {counts.get(table, 0)}" for table in TABLES)
 
 
+class _Opened(NamedTuple):
+    projection: KuzuProjection
+    users: list[str]
+    feed: ChangeFeed  # drains the outbox into the projection (not attached: writes nothing)
+
+
 @contextmanager
-def _projection(settings: Settings, purpose: str) -> Iterator[tuple[KuzuProjection, list[str]]]:
+def _projection(settings: Settings, purpose: str) -> Iterator[_Opened]:
     """The projection over the local store, and every user either of them knows."""
     queries = QueryRegistry.load()
     with local_store(settings, purpose) as store:
@@ -54,7 +61,7 @@ def _projection(settings: Settings, purpose: str) -> Iterator[tuple[KuzuProjecti
                     err=True,
                 )
             users = sorted(StoreReader(store, queries).users() | set(projection.users()))
-            yield projection, users
+            yield _Opened(projection, users, ChangeFeed(store, queries, [projection]))
 
 
 def _users(uid: str | None, known: list[str]) -> list[str]:
@@ -71,7 +78,7 @@ def index() -> None:
 def rebuild(uid: str | None) -> None:
     """Drop the projection's rows and load them again from the store."""
     settings = load_settings()
-    with _projection(settings, "rebuild the index") as (projection, known):
+    with _projection(settings, "rebuild the index") as (projection, known, _):
         users = _users(uid, known)
         for user in users:
             started = time.perf_counter()
@@ -102,12 +109,15 @@ def distill(out: Path | None, pca_dims: int) -> None:
 @click.option("--user", "uid", metavar="USER", help="Only this user (default: every user).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def check(uid: str | None, as_json: bool) -> None:
-    """Compare the projection with the store; exit 1 on any difference (nothing is repaired)."""
+    """Compare the projection with the store; exit 1 on any difference, or on a value the
+    store holds that kgmem cannot read (nothing is repaired). Changes a stopped process left
+    in the outbox are applied first, as any start applies them: they are not drift."""
     settings = load_settings()
     if not index_dir(settings).exists():
         fail(f"no graph projection at {index_dir(settings)} yet: run `kgmem index rebuild`", 1)
     report: dict[str, Any] = {}
-    with _projection(settings, "check the index") as (projection, known):
+    with _projection(settings, "check the index") as (projection, known, feed):
+        applied = _apply_outbox(feed)
         for user in _users(uid, known):
             found, expected = projection.fingerprint(user), projection.store_fingerprint(user)
             report[user] = {
@@ -115,24 +125,42 @@ def check(uid: str | None, as_json: bool) -> None:
                 "drift": list(found.drift(expected)),
                 "projection": found.counts,
                 "store": expected.counts,
+                "applied": applied.get(user, 0),
+                "unreadable": [dataclasses.asdict(u) for u in projection.unreadable(user)],
             }
     if as_json:
         click.echo(json.dumps({"users": report}, indent=2))
     else:
         _show(report)
-    if not all(entry["matches"] for entry in report.values()):
+    if not all(entry["matches"] and not entry["unreadable"] for entry in report.values()):
         raise SystemExit(1)
+
+
+def _apply_outbox(feed: ChangeFeed) -> dict[str, int]:
+    """Drain what a stopped or crashed process left in the outbox into the projection;
+    entries applied per user."""
+    reports = feed.drain_all()
+    for failed in (r for r in reports if not r.ok):
+        click.echo(f"{failed.uid}: the outbox could not be applied ({failed.failed})", err=True)
+    return {r.uid: r.drained for r in reports if r.drained}
 
 
 def _show(report: dict[str, Any]) -> None:
     if not report:
         click.echo("no users in the store or the projection")
     for user, entry in report.items():
+        if entry["applied"]:
+            click.echo(f"{user}: applied {entry['applied']} changes waiting in the outbox first")
         if entry["matches"]:
             counts = ", ".join(f"{t} {entry['store'][t]}" for t in TABLES)
             click.echo(f"{user}: projection matches the store ({counts})")
-            continue
-        click.echo(f"{user}: projection DIFFERS from the store in {', '.join(entry['drift'])}")
-        click.echo(f"  {'table':<14}{'projection':>12}{'store':>8}")
-        for table in entry["drift"]:
-            click.echo(f"  {table:<14}{entry['projection'][table]:>12}{entry['store'][table]:>8}")
+        else:
+            click.echo(f"{user}: projection DIFFERS from the store in {', '.join(entry['drift'])}")
+            click.echo(f"  {'table':<14}{'projection':>12}{'store':>8}")
+            for table in entry["drift"]:
+                click.echo(
+                    f"  {table:<14}{entry['projection'][table]:>12}{entry['store'][table]:>8}"
+                )
+        for bad in entry["unreadable"]:
+            what = "record" if bad["property"] == "*" else f"{bad['property']} {bad['value']!r}"
+            click.echo(f"{user}: UNREADABLE {bad['node']}: {what} ({bad['reason']})")

@@ -32,8 +32,12 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
 
 
-def _when(value: datetime) -> str:
-    return value.strftime("%Y-%m-%d %H:%M")
+def _when(value: datetime | None) -> str:
+    return "(unreadable)    " if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
+def _confidence(value: float | None) -> str:
+    return " -- " if value is None else f"{value:.2f}"
 
 
 def show_summaries(summaries: list[MemorySummary], what: str = "memories") -> None:
@@ -45,7 +49,7 @@ def show_summaries(summaries: list[MemorySummary], what: str = "memories") -> No
     for s in summaries:
         status = s.status.value + (", pinned" if s.pinned else "")
         click.echo(
-            f"{short(s.iri):<32}  {status:<14}  {s.kind.value:<10}  {s.confidence:.2f}"
+            f"{short(s.iri):<32}  {status:<14}  {s.kind.value:<10}  {_confidence(s.confidence)}"
             f"  {_when(s.recorded_at)}  {s.title}"
         )
     click.echo(f"({len(summaries)} {what})")

@@ -21,7 +21,7 @@ from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import UserRows, fingerprint_of
-from kgmem.store import QueryRegistry, TripleStore, check_id
+from kgmem.store import QueryRegistry, TripleStore, Unreadable, check_id
 
 __all__ = ["KuzuProjection"]
 
@@ -186,6 +186,13 @@ class KuzuProjection:
     def store_fingerprint(self, uid: str) -> Fingerprint:
         check_id(uid, "user id")
         return fingerprint_of(closed(self._reader.user(uid)))
+
+    def unreadable(self, uid: str) -> list[Unreadable]:
+        """The values and records of ``uid`` that reading the store met and could not read
+        (they are projected as absent, or left out); a rebuild or
+        :meth:`store_fingerprint` reads every one."""
+        check_id(uid, "user id")
+        return self._reader.unreadable(uid)
 
     # -- checks ------------------------------------------------------------------------
 

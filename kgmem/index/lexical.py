@@ -15,10 +15,11 @@ rebuild reads, and a copy that is never trusted cannot be stale.
 from __future__ import annotations
 
 import heapq
+import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from rdflib import Literal, URIRef
@@ -43,17 +44,21 @@ from kgmem.index.lexical_docs import (
 from kgmem.index.lexical_shard import Shard
 from kgmem.store import (
     Bindings,
+    Damage,
     GraphKind,
     Query,
     QueryRegistry,
     Row,
     TripleStore,
     UserGraphs,
+    integer,
     parse_graph,
     select_keyed,
 )
 
 __all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "Scores", "analyze", "stem", "words"]
+
+log = logging.getLogger("kgmem.index")
 
 
 class LexicalIndex:
@@ -77,6 +82,7 @@ class LexicalIndex:
         self._shards: dict[str, Shard] = {}
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()
+        self.damage = Damage(log)  # what the reads met that they could not read
 
     def rebuild(self, uid: str) -> int:
         """Rebuild ``uid``'s documents from the store; returns how many there are. Searches go
@@ -281,7 +287,7 @@ class LexicalIndex:
         if kind in ("all", "page"):
             query, fixed = self._queries["index/lexical_pages"], {"graph": graphs.kg}
             rows = self._select(query, fixed, "page", keys, per_key=True)
-            out += [page_doc(row) for row in rows]
+            out += self._docs(rows, "page", page_doc)
         return out
 
     def _memories(
@@ -313,7 +319,7 @@ class LexicalIndex:
         # each memory's rows carry every name and alias of its entities, as the store has them
         shard.entity_texts.update((entity, frozenset(found)) for entity, found in names.items())
         self._conversation(graphs, graph, keyed, pieces)
-        return [memory_doc(row, pieces[str(row["memory"])]) for row in rows]
+        return self._docs(rows, "memory", lambda row: memory_doc(row, pieces[str(row["memory"])]))
 
     def _conversation(
         self,
@@ -329,8 +335,7 @@ class LexicalIndex:
         query = self._queries["index/lexical_quoted_messages"]
         fixed = {"graph": graph, "sources": graphs.sources}
         for row in self._select(query, fixed, "memory", memories, per_key=False):
-            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
-            if isinstance(turn, int):
+            if (turn := integer(row["turn"])) is not None:
                 quoted.append((str(row["memory"]), str(row["chat"]), turn))
         if not quoted:
             return
@@ -338,8 +343,7 @@ class LexicalIndex:
         chats = None if memories is None else [Literal(c) for c in sorted({q[1] for q in quoted})]
         texts: dict[tuple[str, int], str] = {}
         for row in self._select(query, {"sources": graphs.sources}, "chat", chats, per_key=False):
-            turn = row["turn"].toPython() if isinstance(row["turn"], Literal) else None
-            if isinstance(turn, int):
+            if (turn := integer(row["turn"])) is not None:
                 texts[(str(row["chat"]), turn)] = str(row["text"])
         for memory, chat, turn in quoted:
             found = pieces[memory]
@@ -380,8 +384,22 @@ class LexicalIndex:
             path = str(row["path"])
             if path not in latest or revision_key(row) > revision_key(latest[path]):
                 latest[path] = row
-        for row in latest.values():
-            yield note_doc(row)
+        yield from self._docs(latest.values(), "note", note_doc)
+
+    def _docs(
+        self, rows: Iterable[Row], node: str, build: Callable[[Row], LexicalDoc]
+    ) -> list[LexicalDoc]:
+        """Each row's document. A value that cannot be read reads as absent and a row that
+        cannot be made a document is left out, both logged with the node's IRI: one bad
+        record never stops a user's index, a refresh or start-up."""
+        docs = []
+        for row in rows:
+            self.damage.check(row.get(node), ((name, (term,)) for name, term in row.items()))
+            try:
+                docs.append(build(row))
+            except Exception as exc:
+                self.damage.guard(row.get(node), exc)
+        return docs
 
 
 def _kind(graphs: UserGraphs, iri: str) -> str:

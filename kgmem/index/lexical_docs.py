@@ -10,13 +10,11 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TypeVar
+from datetime import datetime
 
 import snowballstemmer  # type: ignore[import-untyped]
-from rdflib import Literal
 
-from kgmem.store import Row
+from kgmem.store import Row, flag, instant, integer, number
 
 __all__ = [
     "FIELD_WEIGHTS",
@@ -47,7 +45,6 @@ _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 FIELD_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2}  # every other field weighs 1
-_T = TypeVar("_T")
 _SNOWBALL = snowballstemmer.stemmer("english")
 # A time the text itself states: relative ("last Friday", "two weeks ago") or absolute ("may"
 # is left out: it is far more often a verb).
@@ -147,27 +144,13 @@ class LexicalDoc:
         return counts
 
 
-def _get(row: Row, name: str, kind: type[_T]) -> _T | None:
-    """The Python value of a literal in ``row``, if it is of type ``kind``.
-
-    A time stored without a zone (as versions before inputs were made canonical wrote a date
-    alone) is read as UTC, as every input is: naive and aware times never meet in a
-    comparison.
-    """
-    term = row.get(name)
-    value = term.toPython() if isinstance(term, Literal) else None
-    if isinstance(value, datetime) and value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value if isinstance(value, kind) else None
-
-
 def _text(row: Row, name: str) -> str:
     return str(row.get(name) or "")
 
 
 def revision_key(row: Row) -> tuple[int, str]:
-    when = _get(row, "timestamp", datetime)
-    return (_get(row, "revision", int) or 0, when.isoformat() if when else "")
+    when = instant(row.get("timestamp"))
+    return (integer(row.get("revision")) or 0, when.isoformat() if when else "")
 
 
 def _path_words(path: str) -> str:
@@ -199,15 +182,15 @@ def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
         status=str(row["status"]).rsplit("#", 1)[-1],
         tags=tuple(sorted(pieces.get("tag", ()))),
         about=tuple(sorted(set(pieces.get("about", ())))),
-        confidence=_get(row, "confidence", float),
-        strength=_get(row, "strength", float),
-        pinned=_get(row, "pinned", bool) is True,
-        use_count=_get(row, "useCount", int) or 0,
-        recorded_at=_get(row, "recordedAt", datetime),
-        last_used_at=_get(row, "lastUsedAt", datetime),
-        occurred_at=_get(row, "occurredAt", datetime),
-        valid_from=_get(row, "validFrom", datetime),
-        valid_until=_get(row, "validUntil", datetime),
+        confidence=number(row.get("confidence")),
+        strength=number(row.get("strength")),
+        pinned=flag(row.get("pinned")),
+        use_count=integer(row.get("useCount")) or 0,
+        recorded_at=instant(row.get("recordedAt")),
+        last_used_at=instant(row.get("lastUsedAt")),
+        occurred_at=instant(row.get("occurredAt")),
+        valid_from=instant(row.get("validFrom")),
+        valid_until=instant(row.get("validUntil")),
         chats=tuple(sorted(set(pieces.get("chat", ())))),
         names=frozenset(analyze(" ".join(pieces.get("entity", ())))),
         states_time=_TIME_MENTION.search(own) is not None,
@@ -228,8 +211,8 @@ def page_doc(row: Row) -> LexicalDoc:
         excerpt=_text(row, "excerpt") or _first_line(markdown),
         path=path,
         about=(str(row["entity"]),) if "entity" in row else (),
-        use_count=_get(row, "useCount", int) or 0,
-        recorded_at=_get(row, "createdAt", datetime),
+        use_count=integer(row.get("useCount")) or 0,
+        recorded_at=instant(row.get("createdAt")),
     )
 
 
@@ -244,7 +227,7 @@ def note_doc(row: Row) -> LexicalDoc:
         fields=(("path", _path_words(path)), ("text", text)),
         excerpt=_first_line(text),
         path=path,
-        recorded_at=_get(row, "timestamp", datetime),
+        recorded_at=instant(row.get("timestamp")),
     )
 
 

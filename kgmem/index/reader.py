@@ -8,10 +8,13 @@ rebuilt one are row for row the same.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
+from functools import partial
+from typing import TypeVar
 
 from rdflib import Literal, URIRef
 
@@ -29,13 +32,18 @@ from kgmem.index.rows import (
 )
 from kgmem.store import (
     Bindings,
+    Damage,
     Dataset,
     GraphKind,
     QueryRegistry,
     Row,
     Term,
     TripleStore,
+    Unreadable,
     UserGraphs,
+    flag,
+    instant,
+    number,
     parse_graph,
     select_keyed,
 )
@@ -43,7 +51,10 @@ from kgmem.vocab import KGM, RDF, claim_key
 
 __all__ = ["NodeSet", "StoreReader"]
 
+log = logging.getLogger("kgmem.index")
+
 _Values = dict[URIRef, list[Term]]
+_R = TypeVar("_R")
 # Namespace attribute lookups are slow in rdflib and these run once per row.
 _TYPE, _ENTITY, _MESSAGE = URIRef(RDF.type), URIRef(KGM.Entity), URIRef(KGM.Message)
 _NAME, _ALIAS, _KIND, _STATUS = (URIRef(KGM[n]) for n in ("name", "alias", "kind", "status"))
@@ -90,20 +101,10 @@ def _local(value: Term | None) -> str | None:
     return None if value is None else str(value).rsplit("#", 1)[-1]
 
 
-def _number(value: Term | None) -> float | None:
-    python = value.toPython() if isinstance(value, Literal) else None
-    if isinstance(python, bool) or not isinstance(python, int | float):
-        return None
-    return float(python)
-
-
 def _instant(value: Term | None) -> datetime | None:
-    python = value.toPython() if isinstance(value, Literal) else None
-    if not isinstance(python, datetime):
-        return None
-    if python.tzinfo is not None:
-        python = python.astimezone(UTC).replace(tzinfo=None)
-    return python
+    """A time as Kùzu keeps it: naive UTC."""
+    found = instant(value)
+    return None if found is None else found.replace(tzinfo=None)
 
 
 def _first(values: _Values, predicate: URIRef) -> Term | None:
@@ -129,12 +130,12 @@ def _memory(iri: URIRef, v: _Values, quarantined: bool) -> MemoryRow:
         kind=_local(_first(v, _KIND)),
         status="quarantined" if quarantined else _local(_first(v, _STATUS)),
         title=_text(_first(v, _TITLE)),
-        confidence=_number(_first(v, _CONFIDENCE)),
-        strength=_number(_first(v, _STRENGTH)),
+        confidence=number(_first(v, _CONFIDENCE)),
+        strength=number(_first(v, _STRENGTH)),
         recorded_at=_instant(_first(v, _RECORDED)),
         valid_from=_instant(_first(v, _FROM)),
         valid_until=_instant(_first(v, _UNTIL)),
-        pinned=isinstance(pinned, Literal) and pinned.toPython() is True,
+        pinned=flag(pinned),
     )
 
 
@@ -180,6 +181,27 @@ class StoreReader:
 
     def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
         self._store, self._queries = store, queries
+        self.damage = Damage(log)  # what the reads met that they could not read
+
+    def unreadable(self, uid: str) -> list[Unreadable]:
+        """The unreadable values and records of ``uid`` the reads so far met (a rebuild or
+        a check reads them all)."""
+        return self.damage.under(UserGraphs(uid).node_base)
+
+    def _built(
+        self, values: dict[URIRef, _Values], build: Callable[[URIRef, _Values], _R]
+    ) -> list[_R]:
+        """Each node's row. A value that cannot be read reads as absent and a node whose
+        row cannot be built is left out, both logged with the node's IRI: one bad record
+        never stops a rebuild, a refresh or start-up (and both sides of a check agree)."""
+        out = []
+        for iri, v in values.items():
+            self.damage.check(iri, v.items())
+            try:
+                out.append(build(iri, v))
+            except Exception as exc:
+                self.damage.guard(iri, exc)
+        return out
 
     def users(self) -> set[str]:
         """Every user with a kg, quarantine or sources graph."""
@@ -215,27 +237,28 @@ class StoreReader:
 
     def entities(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[EntityRow]:
         values = _fold(self._nodes("entities", "entity", UserGraphs(uid).kg, iris), "entity")
-        return [_entity(iri, v) for iri, v in values.items()]
+        return self._built(values, _entity)
 
     def memories(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[MemoryRow]:
         """Memories of the kg graph, then those only the quarantine graph holds."""
         graphs = UserGraphs(uid)
         wanted = None if iris is None else set(iris)
         kg = _fold(self._nodes("memories", "memory", graphs.kg, wanted), "memory")
-        rows = [_memory(iri, v, False) for iri, v in kg.items()]
+        rows = self._built(kg, partial(_memory, quarantined=False))
         rest = None if wanted is None else wanted - kg.keys()
         if rest is None or rest:
             held = _fold(self._nodes("memories", "memory", graphs.quarantine, rest), "memory")
-            rows += [_memory(iri, v, True) for iri, v in held.items() if iri not in kg]
+            held = {iri: v for iri, v in held.items() if iri not in kg}
+            rows += self._built(held, partial(_memory, quarantined=True))
         return rows
 
     def pages(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[PageRow]:
         values = _fold(self._nodes("pages", "page", UserGraphs(uid).kg, iris), "page")
-        return [_page(iri, v) for iri, v in values.items()]
+        return self._built(values, _page)
 
     def sources(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[SourceRow]:
         values = _fold(self._nodes("sources", "source", UserGraphs(uid).sources, iris), "source")
-        return [_source(iri, v) for iri, v in values.items()]
+        return self._built(values, _source)
 
     # -- edge rows ---------------------------------------------------------------------
 

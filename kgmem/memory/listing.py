@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord, read_memory
-from kgmem.store import QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import QueryRegistry, TripleStore, UserGraphs, flag, instant, number
 
 __all__ = ["MemoryList", "MemorySummary"]
 
@@ -30,8 +30,8 @@ class MemorySummary:
     kind: MemoryKind
     status: MemoryStatus
     title: str
-    recorded_at: datetime
-    confidence: float
+    recorded_at: datetime | None  # None: the store holds a value kgmem cannot read
+    confidence: float | None
     pinned: bool
     quarantined: bool = False
 
@@ -59,17 +59,15 @@ class MemoryList:
         rows = self._store.select(self._queries["memory/listing"], bindings)
         out = []
         for row in rows[offset : offset + limit]:
-            recorded, confidence = row["recordedAt"], row["confidence"]
-            assert isinstance(recorded, Literal) and isinstance(confidence, Literal)
             out.append(
                 MemorySummary(
                     URIRef(row["memory"]),
                     MemoryKind(_local(row["kind"])),
                     MemoryStatus(_local(row["status"])),
                     str(row["title"]),
-                    recorded.toPython(),
-                    float(confidence.toPython()),
-                    isinstance(p := row.get("pinned"), Literal) and p.toPython() is True,
+                    instant(row["recordedAt"]),
+                    number(row["confidence"]),
+                    flag(row.get("pinned")),
                     graph == graphs.quarantine,
                 )
             )
@@ -83,7 +81,8 @@ class MemoryList:
         """Memories that were active at ``when`` (record time: learned, not yet retired)."""
         out = []
         for summary in self.memories(uid, limit=10**9):
-            if summary.status not in _ONCE_ACTIVE or summary.recorded_at > when:
+            recorded = summary.recorded_at
+            if summary.status not in _ONCE_ACTIVE or recorded is None or recorded > when:
                 continue
             record = read_memory(self._store, summary.iri, [UserGraphs(uid).kg])
             if record is not None and (record.retired_at is None or record.retired_at > when):

@@ -17,7 +17,7 @@ from rdflib.namespace import XSD
 from rdflib.term import Node
 
 from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
-from kgmem.store import Quad, TripleStore
+from kgmem.store import Quad, TripleStore, flag, instant, integer, number
 from kgmem.vocab import KGM, RDF, claim_key
 
 __all__ = [
@@ -65,7 +65,7 @@ class MemoryRecord:
     status: MemoryStatus
     title: str
     confidence: float
-    recorded_at: datetime
+    recorded_at: datetime | None  # None only when the store holds a time kgmem cannot read
     excerpt: str = ""
     body: str = ""
     tags: tuple[str, ...] = ()
@@ -130,7 +130,8 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
     add(m, KGM.confidence, Literal(float(record.confidence), datatype=XSD.double))
     add(m, KGM.strength, Literal(float(record.strength), datatype=XSD.double))
     add(m, KGM.pinned, Literal(record.pinned))
-    add(m, KGM.recordedAt, _dt(record.recorded_at))
+    if record.recorded_at is not None:
+        add(m, KGM.recordedAt, _dt(record.recorded_at))
     optional = [
         (KGM.excerpt, record.excerpt or None),
         (KGM.body, record.body or None),
@@ -260,27 +261,24 @@ def _record(
         return str(_one(v, p) or "")
 
     def when(p: URIRef) -> datetime | None:
-        value = _py(_one(v, p))
-        return value if isinstance(value, datetime) else None
+        return instant(_one(v, p))
 
     def iris(p: URIRef) -> tuple[URIRef, ...]:
         return tuple(sorted(o for o in v.get(p, ()) if isinstance(o, URIRef)))
 
     ttl = _py(_one(v, KGM.ttl))
-    recorded = when(KGM.recordedAt)
-    assert recorded is not None, f"{iri} has no kgm:recordedAt"
     return MemoryRecord(
         iri=iri,
         kind=MemoryKind(_local(v[KGM.kind][0])),
         status=MemoryStatus(_local(v[KGM.status][0])),
         title=text(KGM.title),
-        confidence=float(_py(_one(v, KGM.confidence)) or 0.0),  # type: ignore[arg-type]
-        recorded_at=recorded,
+        confidence=number(_one(v, KGM.confidence)) or 0.0,
+        recorded_at=when(KGM.recordedAt),
         excerpt=text(KGM.excerpt),
         body=text(KGM.body),
         tags=tuple(sorted(str(t) for t in v.get(KGM.tag, ()))),
-        strength=float(_py(_one(v, KGM.strength)) or 0.0),  # type: ignore[arg-type]
-        pinned=bool(_py(_one(v, KGM.pinned))),
+        strength=number(_one(v, KGM.strength)) or 0.0,
+        pinned=flag(_one(v, KGM.pinned)),
         domain=str(_one(v, KGM.domain) or "") or None,
         about=iris(KGM.about),
         claims=tuple(
@@ -298,8 +296,8 @@ def _record(
         valid_until=when(KGM.validUntil),
         retired_at=when(KGM.retiredAt),
         last_used_at=when(KGM.lastUsedAt),
-        use_count=int(_py(_one(v, KGM.useCount)) or 0),  # type: ignore[call-overload]
-        rating=int(_py(_one(v, KGM.rating)) or 0),  # type: ignore[call-overload]
+        use_count=integer(_one(v, KGM.useCount)) or 0,
+        rating=integer(_one(v, KGM.rating)) or 0,
         source_refs=tuple(sorted(str(r) for r in v.get(KGM.sourceRef, ()))),
         supersedes=iris(KGM.supersedes),
         contradicts=iris(KGM.contradicts),
@@ -320,13 +318,13 @@ def _claim(store: TripleStore, iri: URIRef, graph: URIRef) -> ClaimRecord:
         predicate,
         obj if isinstance(obj, URIRef) else None,
         value if isinstance(value, Literal) else None,
-        bool(_py(_one(v, KGM.negated))),
+        flag(_one(v, KGM.negated)),
     )
 
 
 def _evidence(store: TripleStore, iri: URIRef, graph: URIRef) -> EvidenceRecord:
     v = _by_predicate(store, iri, graph)
-    start, end = _py(_one(v, KGM.spanStart)), _py(_one(v, KGM.spanEnd))
+    start, end = integer(_one(v, KGM.spanStart)), integer(_one(v, KGM.spanEnd))
     source, confirms = _one(v, KGM.source), _one(v, KGM.confirms)
     assert isinstance(source, URIRef)
     return EvidenceRecord(
@@ -336,7 +334,7 @@ def _evidence(store: TripleStore, iri: URIRef, graph: URIRef) -> EvidenceRecord:
         support=SupportKind(_local(v[KGM.supportKind][0])),
         authority=Authority(_local(v[KGM.authority][0], "Authority")),
         quote=str(_one(v, KGM.quote)) if KGM.quote in v else None,
-        span=(int(start), int(end)) if isinstance(start, int) and isinstance(end, int) else None,
-        agent_reported=bool(_py(_one(v, KGM.agentReported))),
+        span=(start, end) if start is not None and end is not None else None,
+        agent_reported=flag(_one(v, KGM.agentReported)),
         confirms=confirms if isinstance(confirms, URIRef) else None,
     )

@@ -28,7 +28,8 @@ class StrengthPolicy:
     def current(self, record: MemoryRecord, now: datetime) -> float:
         """Strength now: stored strength, halved every ``half_life_days`` without use."""
         since = record.last_used_at or record.recorded_at
-        return self.decayed(record.strength, record.pinned, (now - since).total_seconds())
+        idle = 0.0 if since is None else (now - since).total_seconds()  # None: unreadable
+        return self.decayed(record.strength, record.pinned, idle)
 
     def decayed(self, strength: float, pinned: bool, idle_seconds: float) -> float:
         """:meth:`current` of a memory of stored ``strength`` last used (else recorded)

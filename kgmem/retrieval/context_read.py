@@ -10,11 +10,20 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from kgmem.memory.entities import self_entity
 from kgmem.retrieval.context_model import PlaybookEntry, ProfileFact
-from kgmem.store import Dataset, QueryRegistry, Row, Term, TripleStore, UserGraphs
+from kgmem.store import (
+    Dataset,
+    QueryRegistry,
+    Row,
+    TripleStore,
+    UserGraphs,
+    flag,
+    instant,
+    integer,
+)
 from kgmem.vocab import KGM, RDF, RDFS
 
 __all__ = ["ContextReader", "playbook_order"]
@@ -22,18 +31,6 @@ __all__ = ["ContextReader", "playbook_order"]
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 _CATALOGUE = "urn:kgmem:catalogue:"
 _WORD_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-]+")
-
-
-def _instant(value: Term | None) -> datetime | None:
-    python = value.toPython() if isinstance(value, Literal) else None
-    if not isinstance(python, datetime):
-        return None
-    return python if python.tzinfo else python.replace(tzinfo=UTC)
-
-
-def _count(value: Term | None) -> int:
-    python = value.toPython() if isinstance(value, Literal) else None
-    return python if isinstance(python, int) and not isinstance(python, bool) else 0
 
 
 def _latest(*times: datetime | None) -> datetime | None:
@@ -105,7 +102,7 @@ class ContextReader:
                 predicate=str(predicate),
                 label=labels[predicate],
                 value=shown,
-                negated=isinstance(negated, Literal) and negated.toPython() is True,
+                negated=flag(negated),
                 object=str(obj) if isinstance(obj, URIRef) else None,
                 memory=str(row["memory"]),
             )
@@ -140,8 +137,8 @@ class ContextReader:
                 title=_text(row, "title") or path.rsplit("/", 1)[-1],
                 description=_text(row, "excerpt"),
                 path=path,
-                use_count=_count(row.get("useCount")),
-                last_used=_instant(row.get("updatedAt")),
+                use_count=integer(row.get("useCount")) or 0,
+                last_used=instant(row.get("updatedAt")),
             )
             # a stray second value (two paths, two revisions) must not depend on row order
             known = pages.get(entry.id)
@@ -154,8 +151,8 @@ class ContextReader:
                 title=str(row["title"]),
                 description=_text(row, "excerpt"),
                 path=None,
-                use_count=_count(row.get("useCount")),
-                last_used=_latest(_instant(row.get("lastUsedAt")), _instant(row["recordedAt"])),
+                use_count=integer(row.get("useCount")) or 0,
+                last_used=_latest(instant(row.get("lastUsedAt")), instant(row["recordedAt"])),
             )
             for row in self._store.select(self._procedures, {"graph": graph})
         ]

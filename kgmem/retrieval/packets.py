@@ -314,7 +314,7 @@ def _failure_order(reader: ItemReader, uid: str, c: _Candidate) -> tuple[bool, f
     read = reader.read(uid, c.hit.id)
     assert read is not None
     when = read.record.occurred_at or read.record.recorded_at
-    return (not read.failure, -when.timestamp(), -c.score, c.hit.id)
+    return (not read.failure, -(when.timestamp() if when else 0.0), -c.score, c.hit.id)
 
 
 def _procedures(

@@ -31,6 +31,7 @@ from kgmem.store.graphs import (
     users_with,
 )
 from kgmem.store.keyed import KEYS_PER_QUERY, select_keyed
+from kgmem.store.literals import Damage, Unreadable, flag, instant, integer, number, unreadable
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry
 from kgmem.store.serialize import from_nquads, to_nquads
@@ -50,6 +51,7 @@ __all__ = [
     "Bindings",
     "Changeset",
     "CommitHook",
+    "Damage",
     "Dataset",
     "DatasetRequest",
     "GraphKind",
@@ -68,6 +70,7 @@ __all__ = [
     "Term",
     "Transaction",
     "TripleStore",
+    "Unreadable",
     "UserGraphs",
     "UserQueries",
     "ValueLists",
@@ -75,12 +78,17 @@ __all__ = [
     "check_id",
     "collect_facts",
     "dataset_clause",
+    "flag",
     "from_nquads",
+    "instant",
+    "integer",
+    "number",
     "parse_graph",
     "readable_by",
     "select_keyed",
     "shapes_graph",
     "to_nquads",
+    "unreadable",
     "user_dataset",
     "users_with",
 ]

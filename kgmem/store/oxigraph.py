@@ -38,6 +38,7 @@ from kgmem.store.base import (
     Transaction,
     ValueLists,
 )
+from kgmem.store.literals import quiet_ill_typed_literals
 from kgmem.store.ox_terms import (
     dataset_to_ox,
     from_ox,
@@ -98,6 +99,7 @@ class OxigraphStore:
     """
 
     def __init__(self, path: Path | None = None) -> None:
+        quiet_ill_typed_literals()  # unreadable values are reported once each, by IRI
         self._path = path
         self._lock = threading.RLock()
         self._store: ox.Store | None = self._open(path)
