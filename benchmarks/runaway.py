@@ -21,11 +21,6 @@ Last line: ``runaway_worst_stop_over_timeout_s=<seconds>`` (the goal is at most 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import socket
-import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,14 +31,15 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from served import Served, cpu_seconds, percentile, rss_bytes, served
+
 _SIDE = " ".join(map(str, range(300)))
 _FOUR = " ".join(f"VALUES ?v{i} {{ {_SIDE} }}" for i in range(4))
 _THREE = " ".join(f"VALUES ?v{i} {{ {_SIDE} }}" for i in range(3))
 PRODUCT = f"SELECT (COUNT(*) AS ?n) WHERE {{ {_FOUR} }}"  # 8.1 billion rows
 SORTED = f"SELECT * WHERE {{ {_THREE} }} ORDER BY DESC(?v0) ?v1 ?v2 LIMIT 1"  # 27M rows sorted
 SMALL = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
-_TICK = os.sysconf("SC_CLK_TCK")
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _bomb(depth: int = 20) -> str:
@@ -51,44 +47,6 @@ def _bomb(depth: int = 20) -> str:
     parts += [f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(depth)]
     parts.append(f"fragment F{depth} on Query {{ __typename }}")
     return "\n".join(parts)
-
-
-def _tree(root: int) -> list[int]:
-    """``root`` and every live descendant."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, ()))
-    return found
-
-
-def _cpu(root: int) -> float:
-    total = 0.0
-    for pid in _tree(root):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / _TICK
-    return total
-
-
-def _rss(root: int) -> int:
-    total = 0
-    for pid in _tree(root):
-        try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
-        except OSError:
-            continue
-    return total
 
 
 @dataclass
@@ -100,52 +58,9 @@ class Server:
     attacker: str
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _add_user(url: str, admin: str, uid: str) -> str:
-    """A new user's API key."""
-    made = httpx.post(
-        f"{url}/api/admin/users",
-        json={"user": uid},
-        headers={"Authorization": f"Bearer {admin}"},
-        timeout=10,
-    )
-    made.raise_for_status()
-    return str(made.json()["token"])
-
-
-def start(home: Path, timeout: float) -> tuple[subprocess.Popen[bytes], Server]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "KGMEM_HOME": str(home),
-        "KGMEM_PORT": str(port),
-        "KGMEM_SPARQL_TIMEOUT_SECONDS": str(timeout),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "HF_HUB_OFFLINE": "1",
-    }
-    kgmem = Path(sys.executable).with_name("kgmem")
-    process = subprocess.Popen(
-        [str(kgmem), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline or process.poll() is not None:
-            raise SystemExit("the server did not start")
-        time.sleep(0.2)
-    admin = (home / "api-key").read_text().strip()
-    bystander, attacker = (_add_user(url, admin, uid) for uid in ("bystander", "attacker"))
-    return process, Server(url, process.pid, admin, bystander, attacker)
+def start(served: Served) -> Server:
+    bystander, attacker = (served.add_user(uid) for uid in ("bystander", "attacker"))
+    return Server(served.url, served.pid, served.admin, bystander, attacker)
 
 
 def _sparql(
@@ -204,9 +119,7 @@ class Bystander:
 
 
 def _p95(values: list[float]) -> float:
-    if len(values) < 2:
-        return values[0] if values else float("nan")
-    return statistics.quantiles(values, n=20)[-1]
+    return percentile(values, 95)
 
 
 @dataclass
@@ -223,13 +136,13 @@ class Row:
 
 
 def attack(server: Server, name: str, requests: list[Callable[[], httpx.Response]]) -> Row:
-    baseline_rss = _rss(server.pid)
+    baseline_rss = rss_bytes(server.pid)
     peak = [baseline_rss]
     watching = threading.Event()
 
     def watch() -> None:
         while not watching.is_set():
-            peak[0] = max(peak[0], _rss(server.pid))
+            peak[0] = max(peak[0], rss_bytes(server.pid))
             time.sleep(0.02)
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -251,19 +164,19 @@ def attack(server: Server, name: str, requests: list[Callable[[], httpx.Response
         for thread in threads:
             thread.join()
         answered = time.monotonic()
-        cpu_at_answer = _cpu(server.pid)
+        cpu_at_answer = cpu_seconds(server.pid)
         # stopped = the server's processes burn < 5% of a CPU over a 0.2 s window
         stop = None
         previous, since = cpu_at_answer, time.monotonic()
         while time.monotonic() - answered < 60:
             time.sleep(0.2)
-            now_cpu, now = _cpu(server.pid), time.monotonic()
+            now_cpu, now = cpu_seconds(server.pid), time.monotonic()
             if now_cpu - previous < 0.05 * (now - since) + 0.02:
                 stop = since - started
                 break
             previous, since = now_cpu, now
         time.sleep(max(0.0, answered + 2 - time.monotonic()))
-        cpu_left = _cpu(server.pid) - cpu_at_answer
+        cpu_left = cpu_seconds(server.pid) - cpu_at_answer
     watching.set()
     watcher.join()
     return Row(
@@ -283,35 +196,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=10.0, help="sparql_timeout_seconds")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kgmem-runaway-") as home:
-        process, server = start(Path(home), args.timeout)
-        try:
-            _sparql(server, server.bystander, "ASK { }")  # workers up: the baseline holds them
-            with Bystander(server) as idle:
-                time.sleep(3)
-            rows = [
-                attack(
-                    server,
-                    "2 users x 4-way COUNT",
-                    [
-                        lambda: _sparql(server, server.admin, PRODUCT),
-                        lambda: _sparql(server, server.attacker, PRODUCT),
-                    ],
-                ),
-                attack(
-                    server,
-                    "sparql ORDER BY product",
-                    [lambda: _sparql(server, server.admin, SORTED)],
-                ),
-                attack(
-                    server,
-                    "graphql fragment bomb",
-                    [lambda: _graphql(server, server.admin, _bomb())],
-                ),
-            ]
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(30)
+    with (
+        tempfile.TemporaryDirectory(prefix="kgmem-runaway-") as home,
+        served(Path(home), sparql_timeout_seconds=str(args.timeout)) as running,
+    ):
+        server = start(running)
+        _sparql(server, server.bystander, "ASK { }")  # workers up: the baseline holds them
+        with Bystander(server) as idle:
+            time.sleep(3)
+        rows = [
+            attack(
+                server,
+                "2 users x 4-way COUNT",
+                [
+                    lambda: _sparql(server, server.admin, PRODUCT),
+                    lambda: _sparql(server, server.attacker, PRODUCT),
+                ],
+            ),
+            attack(
+                server,
+                "sparql ORDER BY product",
+                [lambda: _sparql(server, server.admin, SORTED)],
+            ),
+            attack(
+                server,
+                "graphql fragment bomb",
+                [lambda: _graphql(server, server.admin, _bomb())],
+            ),
+        ]
     print(
         f"timeout {args.timeout:g} s; bystander idle: sparql p95 {_p95(idle.latencies):.1f} ms, "
         f"/health p95 {_p95(idle.health):.1f} ms"

@@ -25,7 +25,6 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 
 from kgmem.clock import Clock, SystemClock
@@ -181,7 +180,9 @@ def build_services(
             index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
         )
         lexical = LexicalIndex(store, queries, embedder=load_embedder(settings))
-        feed = ChangeFeed(store, queries, [projection, lexical])
+        # every commit brings the search index level before it returns (a search then
+        # never does a write's work); the graph projection follows in the background
+        feed = ChangeFeed(store, queries, [projection, lexical], eager=[lexical])
         startup = _level(projection, feed)
     except BaseException:
         if feed is not None:
@@ -208,7 +209,6 @@ def build_services(
         lexical,
         clock,
         lifecycle,
-        before_read=partial(feed.catch_up, target=lexical),
         graph=projection,
     )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)

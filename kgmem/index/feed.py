@@ -15,6 +15,9 @@ When it drains:
   burst, so a burst is read in a few batches, not one refresh per commit);
 - at once, in the committing thread, when a commit removed a node outright (a forget): when
   ``Lifecycle.forget`` returns, neither the outbox nor any projection still names it;
+- for the *eager* targets (the lexical index), in the committing thread, as soon as the
+  commit is written: a client's write is in the search index before it is acknowledged, so
+  a search reads every write acknowledged before it without doing any write's work itself;
 - on demand (:meth:`ChangeFeed.drain`), e.g. before a packet that must see its own writes;
 - for one target only (:meth:`ChangeFeed.catch_up`): a search needs the lexical index to hold
   the writes before it, not the graph projection, whose commit can take seconds at scale.
@@ -41,9 +44,11 @@ from kgmem.index.base import Links
 from kgmem.index.feed_outbox import (
     Changes,
     Outbox,
+    entry_users,
     projected_user,
     purged_users,
     touched_nodes,
+    user_changes,
 )
 from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
 
@@ -99,11 +104,17 @@ class ChangeFeed:
         max_nodes: int = 2000,
         retry: float = 1.0,
         max_retry: float = 60.0,
+        eager: Sequence[FeedTarget] = (),
     ) -> None:
+        """``eager``: targets (among ``targets``) the committing thread catches up itself
+        before the commit returns, so they hold every write acknowledged to a client."""
         if batch < 1 or max_nodes < 1:
             raise ValueError("batch and max_nodes must be at least 1")
         self._store, self._queries = store, queries
         self._targets = tuple(targets)
+        self._eager = tuple(eager)
+        if any(all(t is not e for t in self._targets) for e in self._eager):
+            raise ValueError("an eager target must be one of the targets")
         self._outbox = Outbox(store, queries)
         self._debounce, self._batch, self._max_nodes = debounce, batch, max_nodes
         self._retry, self._max_retry = retry, max_retry
@@ -116,6 +127,7 @@ class ChangeFeed:
         self._backoff: dict[str, float] = {}  # uid -> the delay of its last retry
         self._retry_at: dict[str, float] = {}  # uid -> no background drain before this
         self._attached = self._stopping = False
+        self._local = threading.local()  # a commit's outbox entries, from before to after it
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -160,7 +172,12 @@ class ChangeFeed:
     # -- the commit hook -----------------------------------------------------------------
 
     def before_commit(self, changes: Changeset) -> Changeset:
-        return self._outbox.entries_for(changes)
+        entries = self._outbox.entries_for(changes)
+        if self._eager:  # after_commit (same thread) refreshes the eager targets with them
+            written = getattr(self._local, "written", {})
+            written[id(changes)] = entry_users(entries)
+            self._local.written = written
+        return entries
 
     def after_commit(self, changes: Changeset) -> None:
         """A purge drains now, in the committing thread (even with the background stopped:
@@ -170,7 +187,32 @@ class ChangeFeed:
         purged = purged_users(changes)
         for uid in sorted(purged):
             self.drain(uid)
+        written = getattr(self._local, "written", {}).pop(id(changes), {})
+        if self._eager and users - purged:
+            changed = user_changes((*changes.add, *changes.remove))
+            for uid in sorted(users - purged):
+                for target in self._eager:
+                    self._refresh_now(target, uid, changed.get(uid, Changes()), written.get(uid))
         self._schedule(u for u in users if u not in purged)
+
+    def _refresh_now(
+        self, target: FeedTarget, uid: str, changed: Changes, entry: URIRef | None
+    ) -> None:
+        """Refresh an eager target with one commit's changes, in the committing thread; its
+        entry is then marked done for that target (the drain skips it there)."""
+        at = next(i for i, t in enumerate(self._targets) if t is target)
+        with self._refreshing[at]:
+            try:
+                nodes = self._with_owners(uid, changed.nodes)
+            except Exception:  # the store failed: the drain refreshes the target later
+                log.exception(
+                    "reading the owners of %d nodes of %s failed", len(changed.nodes), uid
+                )
+                return
+            if not self._refresh(target, uid, nodes, changed.links()) or entry is None:
+                return
+            if self._outbox.holds(uid, entry):  # a drain that ran meanwhile did it already
+                self._ahead[at].setdefault(uid, set()).add(entry)
 
     # -- draining ------------------------------------------------------------------------
 

@@ -39,7 +39,15 @@ from kgmem.store import (
 )
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["Changes", "Outbox", "projected_user", "purged_users", "touched_nodes", "user_changes"]
+__all__ = [
+    "Changes",
+    "Outbox",
+    "entry_users",
+    "projected_user",
+    "purged_users",
+    "touched_nodes",
+    "user_changes",
+]
 
 _PROJECTED = {GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE}
 _TYPE, _ENTRY, _NODE = URIRef(RDF.type), URIRef(KGM.OutboxEntry), URIRef(KGM.changedNode)
@@ -115,6 +123,17 @@ def purged_users(changes: Changeset) -> set[str]:
     return {uid for graph in graphs if (uid := projected_user(graph)) is not None}
 
 
+def entry_users(entries: Changeset) -> dict[str, URIRef]:
+    """The entry :meth:`Outbox.entries_for` wrote for each user."""
+    found = {}
+    for quad in entries.add:
+        if quad.predicate == _TYPE and quad.object == _ENTRY and isinstance(quad.subject, URIRef):
+            uid = parse_graph(quad.graph).uid
+            if uid is not None:
+                found[uid] = quad.subject
+    return found
+
+
 class Outbox:
     """Writes, lists and deletes the change feed's entries."""
 
@@ -153,6 +172,10 @@ class Outbox:
             self._queries["index/outbox_entries"], {"graph": UserGraphs(uid).outbox}
         )
         return [e for row in rows if isinstance(e := row["entry"], URIRef)]
+
+    def holds(self, uid: str, entry: URIRef) -> bool:
+        """Whether ``entry`` is still in ``uid``'s outbox (not drained yet)."""
+        return any(True for _ in self._store.quads(UserGraphs(uid).outbox, entry, _TYPE))
 
     def changes(self, uid: str, entry: URIRef) -> Changes:
         """What ``entry`` says changed."""

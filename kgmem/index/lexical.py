@@ -14,6 +14,7 @@ rebuild reads, and a copy that is never trusted cannot be stale.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import logging
 import re
@@ -61,6 +62,20 @@ __all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "Scores", "analyze", "stem
 log = logging.getLogger("kgmem.index")
 
 
+@dataclasses.dataclass
+class _Update:
+    """What one refresh read from the store, to put in place under the lock."""
+
+    docs: dict[str, str]  # memory and page doc ids (with their kind) to re-read
+    notes: set[str]  # note revisions touched
+    fresh: defaultdict[str, list[LexicalDoc]] = dataclasses.field(
+        default_factory=lambda: defaultdict(list)
+    )
+    names: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (entity, name)
+    note_paths: set[str] = dataclasses.field(default_factory=set)  # notes whose latest is re-read
+    note_docs: list[LexicalDoc] = dataclasses.field(default_factory=list)
+
+
 class LexicalIndex:
     """BM25 over each user's memories, pages and external notes; thread-safe."""
 
@@ -81,7 +96,8 @@ class LexicalIndex:
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
         self._shards: dict[str, Shard] = {}
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the shards: searches, and putting documents in place
+        self._refreshing = threading.Lock()  # one refresh at a time
         self.damage = Damage(log)  # what the reads met that they could not read
 
     def rebuild(self, uid: str) -> int:
@@ -91,9 +107,11 @@ class LexicalIndex:
         with self._lock:
             self._building.setdefault(uid, [])
         try:
-            shard = Shard(self._weights, self._embedder)
-            for doc in (*self._load(uid, shard, "all", None), *self._notes(uid, {})):
+            shard, names = Shard(self._weights, self._embedder), list[tuple[str, str]]()
+            for doc in (*self._load(uid, shard, "all", None, names), *self._notes(uid, {})):
                 shard.add(doc)
+            for entity, name in names:
+                shard.name(entity, name)
             shard.calibrate(force=True)
             if shard.vectors is not None:
                 shard.vectors.embed_pending()
@@ -113,13 +131,24 @@ class LexicalIndex:
         """Re-read the documents behind ``nodes`` (memories, pages, note revisions, entities
         whose names the memories about them carry); returns how many docs changed. A user
         not built yet is left alone: the first search reads the store as it is then.
-        ``links`` is not needed: a document's links are re-read with it."""
+        ``links`` is not needed: a document's links are re-read with it.
+
+        Refreshes run one at a time, and read the store without holding searches up: only
+        putting the new documents in place does (a few milliseconds)."""
         nodes = list(nodes)
-        with self._lock:
-            if uid in self._building:
-                self._building[uid] += nodes
-            shard = self._shards.get(uid)
-            return 0 if shard is None else self._apply(uid, shard, nodes)
+        with self._refreshing:
+            with self._lock:
+                if uid in self._building:
+                    self._building[uid] += nodes
+            while True:
+                with self._lock:
+                    shard = self._shards.get(uid)
+                if shard is None:
+                    return 0
+                update = self._read(uid, shard, nodes)
+                with self._lock:
+                    if self._shards.get(uid) is shard:  # else a rebuild replaced it: again
+                        return self._install(uid, shard, update)
 
     def search(self, uid: str, text: str, k: int) -> list[tuple[str, float]]:
         """The ``k`` best documents for ``text``: (doc id, BM25 score), best first."""
@@ -202,22 +231,50 @@ class LexicalIndex:
         return self._shards[uid]
 
     def _apply(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> int:
-        self._versions[uid] = self._versions.get(uid, 0) + 1
+        return self._install(uid, shard, self._read(uid, shard, nodes))
+
+    def _read(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> _Update:
+        """What refreshing ``nodes`` changes, read from the store. It reads the shard only
+        where searches never look (:meth:`_targets`), so searches go on meanwhile."""
         docs, notes = self._targets(uid, shard, nodes)
+        update = _Update(docs, notes)
         memories = [URIRef(d) for d, kind in docs.items() if kind == "memory"]
-        loaded: dict[str, list[LexicalDoc]] = defaultdict(list)
-        for doc in self._load(uid, shard, "memory", memories) if memories else ():
-            loaded[doc.id].append(doc)
-        changed = 0
+        for doc in self._load(uid, shard, "memory", memories, update.names) if memories else ():
+            update.fresh[doc.id].append(doc)
         for doc_id, kind in docs.items():
+            if kind != "memory":
+                update.fresh[doc_id] = self._load(uid, shard, kind, [doc_id], update.names)
+        query = self._queries["index/lexical_notes"]
+        for note in notes:
+            if (held := shard.docs.get(note)) is not None and held.path is not None:
+                update.note_paths.add(held.path)
+            bindings = {"graph": UserGraphs(uid).sources, "note": URIRef(note)}
+            update.note_paths |= {str(row["path"]) for row in self._store.select(query, bindings)}
+        for path in update.note_paths:
+            update.note_docs += self._notes(uid, {"path": Literal(path)})
+        return update
+
+    def _install(self, uid: str, shard: Shard, update: _Update) -> int:
+        """Put ``update`` in place (the caller holds the lock); how many docs changed."""
+        self._versions[uid] = self._versions.get(uid, 0) + 1
+        for entity, name in update.names:
+            shard.name(entity, name)
+        changed = 0
+        for doc_id in update.docs:
             old = shard.remove(doc_id)
-            fresh = loaded[doc_id] if kind == "memory" else self._load(uid, shard, kind, [doc_id])
+            fresh = update.fresh.get(doc_id, [])
             for doc in fresh:
                 shard.add(doc)
             changed += old != (fresh[0] if fresh else None)
-        changed += self._refresh_notes(uid, shard, notes)
+        for note in update.notes:
+            shard.remove(note)
+        for path in update.note_paths:
+            if (current := shard.note_paths.get(path)) is not None:
+                shard.remove(current)
+        for doc in update.note_docs:
+            shard.add(doc)
         shard.calibrate()
-        return changed
+        return changed + len(update.note_paths)
 
     def _targets(
         self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]
@@ -258,32 +315,23 @@ class LexicalIndex:
         shard.entity_texts.pop(entity, None)
         return True
 
-    def _refresh_notes(self, uid: str, shard: Shard, notes: set[str]) -> int:
-        query, paths = self._queries["index/lexical_notes"], set()
-        for note in notes:
-            gone = shard.remove(note)
-            if gone is not None and gone.path is not None:
-                paths.add(gone.path)
-            bindings = {"graph": UserGraphs(uid).sources, "note": URIRef(note)}
-            paths |= {str(row["path"]) for row in self._store.select(query, bindings)}
-        for path in paths:
-            if (current := shard.note_paths.get(path)) is not None:
-                shard.remove(current)
-            for doc in self._notes(uid, {"path": Literal(path)}):
-                shard.add(doc)
-        return len(paths)
-
     # -- from the store ------------------------------------------------------------------
 
     def _load(
-        self, uid: str, shard: Shard, kind: str, nodes: Sequence[URIRef | str] | None
+        self,
+        uid: str,
+        shard: Shard,
+        kind: str,
+        nodes: Sequence[URIRef | str] | None,
+        names: list[tuple[str, str]],
     ) -> list[LexicalDoc]:
-        """The memories or pages ``nodes`` (every memory and page when None), as documents."""
+        """The memories or pages ``nodes`` (every memory and page when None), as documents;
+        the names of the entities they are about go to ``names`` (entity, name)."""
         graphs, out = UserGraphs(uid), []
         keys = None if nodes is None else [URIRef(n) for n in nodes]
         if kind in ("all", "memory"):
             for graph in (graphs.kg, graphs.quarantine):
-                out += self._memories(uid, shard, graph, keys)
+                out += self._memories(uid, shard, graph, keys, names)
         if kind in ("all", "page"):
             query, fixed = self._queries["index/lexical_pages"], {"graph": graphs.kg}
             rows = self._select(query, fixed, "page", keys, per_key=True)
@@ -291,7 +339,12 @@ class LexicalIndex:
         return out
 
     def _memories(
-        self, uid: str, shard: Shard, graph: URIRef, memories: Sequence[URIRef] | None
+        self,
+        uid: str,
+        shard: Shard,
+        graph: URIRef,
+        memories: Sequence[URIRef] | None,
+        named: list[tuple[str, str]],
     ) -> list[LexicalDoc]:
         """The memories of ``graph`` (those of ``memories`` only, when given) as documents:
         a memory's row and texts are read one key a query (a bound memory is an index
@@ -313,7 +366,7 @@ class LexicalIndex:
             if field == "predicate":
                 text = self._label(uid, shard, text)
             elif field == "entity" and term is not None:
-                shard.name(str(term), text)
+                named.append((str(term), text))
                 names[str(term)].add(text)
             pieces[str(row["memory"])][field].append(text)
         # each memory's rows carry every name and alias of its entities, as the store has them

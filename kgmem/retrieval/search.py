@@ -89,9 +89,11 @@ class MemorySearch:
         graph: GraphProjection | None = None,
         max_candidates: int = 500,
     ) -> None:
-        """``before_read(uid)`` runs before each search and citation: the process passes the
-        change feed's catch-up of the lexical index, so a search reads the writes that came
-        before it (the graph projection, which only ranks, follows in the background)."""
+        """``before_read(uid)`` runs before each search and citation (a benchmark drains the
+        change feed there). The server passes none: each commit brings the lexical index up
+        to date before it is acknowledged (the feed's eager target), so a search reads every
+        write acknowledged before it without waiting for a write under way (the graph
+        projection, which only ranks, follows in the background)."""
         self._store, self._queries, self._index = store, queries, index
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
