@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -120,8 +120,9 @@ class _SessionOwners:
     session is answered 404, as if the session did not exist (so B can neither call tools in
     A's session nor end it with ``DELETE``)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self, app: ASGIApp, live: Callable[[], Collection[str]]) -> None:
+        """``live()``: the sessions the session manager still holds (it ends idle ones)."""
+        self.app, self._live = app, live
         self.owners: dict[str, str] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -143,10 +144,18 @@ class _SessionOwners:
             if message["type"] == "http.response.start":
                 opened = Headers(raw=message.get("headers", [])).get("mcp-session-id")
                 if opened is not None:
+                    self._forget_ended()
                     self.owners.setdefault(opened, key_id)
             await send(message)
 
         await self.app(scope, receive, recording)
+
+    def _forget_ended(self) -> None:
+        """Drop the owners of sessions that ended without a DELETE (timed out, crashed), so
+        the map holds no more than the live sessions (the manager caps those)."""
+        live = self._live()
+        for session in [s for s in self.owners if s not in live]:
+            del self.owners[session]
 
 
 class McpEndpoint:
@@ -164,7 +173,10 @@ class McpEndpoint:
         )
         self.route = Route(
             "/mcp",
-            endpoint=_SessionOwners(StreamableHTTPASGIApp(self.manager)),
+            # the manager has no public list of its sessions (mcp 2.3)
+            endpoint=_SessionOwners(
+                StreamableHTTPASGIApp(self.manager), lambda: self.manager._server_instances.keys()
+            ),
             methods=["GET", "POST", "DELETE"],
         )
 

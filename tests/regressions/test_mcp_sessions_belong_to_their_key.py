@@ -3,6 +3,7 @@ ended A's session. A session now answers only the key that opened it."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -57,3 +58,21 @@ def test_another_keys_session_is_not_found(served: tuple[str, str, str]) -> None
     assert ended.status_code == 404
     still = _post(url, alice, LIST, session)
     assert still.status_code == 200 and "memory_search" in still.text
+
+
+def test_sessions_that_end_without_a_delete_are_forgotten(settings: Settings) -> None:
+    """The owner map followed every session ever opened: one that timed out (or whose client
+    vanished) stayed in it for the server's life. It now holds only live sessions."""
+    app = create_app(settings)
+    alice = app.state.accounts.add("alice").token
+    (route,) = [r for r in app.routes if getattr(r, "path", None) == "/mcp"]
+    owners = route.endpoint  # type: ignore[attr-defined]
+    owners.app.session_manager.session_idle_timeout = 0.5  # the manager ends idle sessions
+    with serve_app(app, settings) as url:
+        for _ in range(3):
+            assert _post(url, alice, INIT).status_code == 200
+        assert len(owners.owners) == 3
+        time.sleep(1.5)
+        fresh = _post(url, alice, INIT).headers["mcp-session-id"]
+        assert list(owners.owners) == [fresh]
+        assert _post(url, alice, LIST, fresh).status_code == 200
