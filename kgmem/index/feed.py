@@ -31,6 +31,7 @@ may be waiting for that transaction to end.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -82,6 +83,16 @@ class DrainReport:
         return not self.failed
 
 
+@dataclass
+class _Eager:
+    """One commit waiting to be refreshed into an eager target."""
+
+    uid: str
+    changes: Changes
+    entry: URIRef | None
+    done: bool = False
+
+
 def _name(target: FeedTarget) -> str:
     return type(target).__name__
 
@@ -128,6 +139,8 @@ class ChangeFeed:
         self._retry_at: dict[str, float] = {}  # uid -> no background drain before this
         self._attached = self._stopping = False
         self._local = threading.local()  # a commit's outbox entries, from before to after it
+        self._queued = threading.Lock()  # guards _queue
+        self._queue: list[list[_Eager]] = [[] for _ in self._targets]  # commits to refresh
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -199,19 +212,40 @@ class ChangeFeed:
         self, target: FeedTarget, uid: str, changed: Changes, entry: URIRef | None
     ) -> None:
         """Refresh an eager target with one commit's changes, in the committing thread; its
-        entry is then marked done for that target (the drain skips it there)."""
+        entry is then marked done for that target (the drain skips it there).
+
+        Commits that wait for the target meanwhile are refreshed together by the first of
+        them to get it (a group commit): under load one refresh serves many writes."""
         at = next(i for i, t in enumerate(self._targets) if t is target)
+        mine = _Eager(uid, changed, entry)
+        with self._queued:
+            self._queue[at].append(mine)
         with self._refreshing[at]:
-            try:
-                nodes = self._with_owners(uid, changed.nodes)
-            except Exception:  # the store failed: the drain refreshes the target later
-                log.exception(
-                    "reading the owners of %d nodes of %s failed", len(changed.nodes), uid
-                )
+            if mine.done:
                 return
-            if not self._refresh(target, uid, nodes, changed.links()) or entry is None:
-                return
-            if self._outbox.holds(uid, entry):  # a drain that ran meanwhile did it already
+            with self._queued:
+                batch, self._queue[at] = self._queue[at], []
+            for user, group in itertools.groupby(
+                sorted(batch, key=lambda e: e.uid), key=lambda e: e.uid
+            ):
+                self._refresh_group(at, user, list(group))
+            for item in batch:
+                item.done = True
+
+    def _refresh_group(self, at: int, uid: str, group: list[_Eager]) -> None:
+        """One refresh of target ``at`` with several commits of ``uid`` (lock held)."""
+        changed = Changes()
+        for item in group:
+            changed.add(item.changes)
+        try:
+            nodes = self._with_owners(uid, changed.nodes)
+        except Exception:  # the store failed: the drain refreshes the target later
+            log.exception("reading the owners of %d nodes of %s failed", len(changed.nodes), uid)
+            return
+        if not self._refresh(self._targets[at], uid, nodes, changed.links()):
+            return
+        for entry in (item.entry for item in group if item.entry is not None):
+            if self._outbox.holds(uid, entry):  # else a drain did it meanwhile
                 self._ahead[at].setdefault(uid, set()).add(entry)
 
     # -- draining ------------------------------------------------------------------------
