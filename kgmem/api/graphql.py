@@ -16,6 +16,7 @@ prints it.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -100,6 +101,14 @@ class GraphQLEndpoint(GraphQL[GraphContext, None]):
         ):
             return await self.render_graphql_ide(request)
         return await super().run(request, context, root_value)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """JSON as strawberry reads it, but an array nested past Python's recursion limit
+        is malformed JSON (a 400), not an internal error."""
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise json.JSONDecodeError("nested too deeply", str(data)[:40], 0) from None
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
