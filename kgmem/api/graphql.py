@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 import strawberry
+from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import Response
@@ -103,12 +104,15 @@ class GraphQLEndpoint(GraphQL[GraphContext, None]):
         return await super().run(request, context, root_value)
 
     def decode_json(self, data: str | bytes) -> object:
-        """JSON as strawberry reads it, but an array nested past Python's recursion limit
-        is malformed JSON (a 400), not an internal error."""
+        """JSON as strawberry reads it, but an array nested past Python's recursion limit,
+        or a body that is not an object, is a 400, not an internal error."""
         try:
-            return json.loads(data)
+            decoded = json.loads(data)
         except RecursionError:
             raise json.JSONDecodeError("nested too deeply", str(data)[:40], 0) from None
+        if not isinstance(decoded, dict):  # strawberry reads it with .get: a 500 otherwise
+            raise HTTPException(400, "The body must be a JSON object with a query.")
+        return decoded
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

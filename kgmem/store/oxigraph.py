@@ -236,18 +236,14 @@ class OxigraphStore:
                 default_graph=default,
                 named_graphs=named,
             )
+            return _materialized(result, limit)  # evaluation goes on while it is read
         except SyntaxError as exc:
             first_line = str(exc).splitlines()[0] if str(exc) else "syntax error"
             raise QueryRefused(f"not a SPARQL query: {first_line}") from exc
-        except (OSError, RuntimeError) as exc:
+        except RuntimeError as exc:  # pyoxigraph's evaluation errors: the query's own fault
+            raise QueryRefused(f"the query cannot be evaluated: {exc}") from exc
+        except OSError as exc:
             raise StoreOperationFailed("query", str(exc)) from exc
-        if isinstance(result, ox.QueryBoolean):
-            return AskResult(bool(result))
-        if isinstance(result, ox.QuerySolutions):
-            names = [v.value for v in result.variables]
-            rows = tuple(row_from_ox(names, s) for s in _capped(result, limit))
-            return SelectResult(tuple(names), rows)
-        return GraphResult(tuple(triple_from_ox(t) for t in _capped(result, limit)))
 
     def quads(
         self,
@@ -403,6 +399,18 @@ class OxigraphStore:
                     self._store.flush()
                 # pyoxigraph has no close(): the lock is released when the handle is freed.
                 self._store = None
+
+
+def _materialized(
+    result: ox.QueryBoolean | ox.QuerySolutions | ox.QueryTriples, limit: int | None
+) -> QueryResult:
+    if isinstance(result, ox.QueryBoolean):
+        return AskResult(bool(result))
+    if isinstance(result, ox.QuerySolutions):
+        names = [v.value for v in result.variables]
+        rows = tuple(row_from_ox(names, s) for s in _capped(result, limit))
+        return SelectResult(tuple(names), rows)
+    return GraphResult(tuple(triple_from_ox(t) for t in _capped(result, limit)))
 
 
 def _capped(results: Iterable[_T], limit: int | None) -> Iterator[_T]:

@@ -89,6 +89,8 @@ def _checked(text: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuery:
 def _parsed(expanded: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuery:
     try:
         tree = parseQuery(expanded)
+    except RecursionError:  # rdflib's grammar recurses per nesting level (SERVICE doubly)
+        raise QueryRefused("not a SPARQL query kgmem can check: it is nested too deeply") from None
     except ParseException as exc:
         if _is_update(expanded):
             raise QueryRefused(
@@ -115,7 +117,7 @@ def _parsed(expanded: str, prefixes: tuple[tuple[str, str], ...]) -> CheckedQuer
 def _is_update(text: str) -> bool:
     try:
         parseUpdate(text)
-    except ParseException:
+    except (ParseException, RecursionError):
         return False
     return True
 

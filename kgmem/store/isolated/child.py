@@ -92,7 +92,9 @@ def answer(store: Any, request: dict[str, Any]) -> tuple[Any, ...]:
         return ("error", "syntax", str(exc).splitlines()[0] if str(exc) else "syntax error")
     except MemoryError:
         return ("error", "memory", "")
-    except (OSError, RuntimeError) as exc:
+    except RuntimeError as exc:  # pyoxigraph's evaluation errors: the query's own fault
+        return ("error", "evaluation", str(exc))
+    except OSError as exc:  # reading the store failed
         return ("error", "store", str(exc))
 
 

@@ -272,6 +272,8 @@ def _result(reply: tuple[Any, ...], memory_bytes: int) -> QueryResult:
         raise ResultLimitExceeded(int(message))
     if why == "syntax":
         raise QueryRefused(f"not a SPARQL query: {message}")
+    if why == "evaluation":
+        raise QueryRefused(f"the query cannot be evaluated: {message}")
     if why == "memory":
         raise QueryTooLarge(memory_bytes)
     raise StoreOperationFailed("query", message)
