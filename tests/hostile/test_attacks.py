@@ -327,6 +327,62 @@ def test_time_values_outside_the_calendar(target: Target, when: object) -> None:
     _below_500(_json(target, "POST", "/api/messages", {"messages": [turn]}))
 
 
+# -- MCP ---------------------------------------------------------------------------------
+
+_MCP_ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def _mcp(target: Target, body: object, session: str | None = None) -> httpx.Response:
+    headers = target.headers(**_MCP_ACCEPT)
+    if session is not None:
+        headers["mcp-session-id"] = session
+    return httpx.post(
+        f"{target.world.url}/mcp", content=json.dumps(body).encode(), headers=headers, timeout=30
+    )
+
+
+def _call(name: str, arguments: object) -> dict[str, object]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+_MCP_CALLS = {
+    "unknown tool": _call("rm_rf", {}),
+    "arguments not an object": _call("memory_search", ["q"]),
+    "wrong types": _call("memory_search", {"query": 5, "k": "all"}),
+    "huge k": _call("memory_search", {"query": "x", "k": 10**30}),
+    "lone surrogate": _call("memory_remember", {"text": "a\ud800b"}),
+    "nul and non-BMP": _call("memory_remember", {"text": "\x00\U0010ffff"}),
+    "unknown argument": _call("memory_remember", {"text": "x", "user": "bob"}),
+    "bad time": _call("memory_search", {"query": "x", "since": "0001-01-01T00:00:00+14:00"}),
+    "another user's memory": _call("manage_memory", {"id": "urn:x", "action": "forget"}),
+    "unknown method": {"jsonrpc": "2.0", "id": 8, "method": "resources/delete", "params": {}},
+    "no id": {"jsonrpc": "2.0", "method": "tools/call", "params": {}},
+    "not json-rpc": {"hello": "world"},
+    "batch": [_call("memory_search", {"query": "x"})] * 50,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MCP_CALLS))
+def test_mcp_calls_are_answered_below_500(target: Target, name: str) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "hostile", "version": "0"},
+        },
+    }
+    opened = _mcp(target, init)
+    assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    _mcp(target, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    _below_500(_mcp(target, _MCP_CALLS[name], session))
+    _below_500(_mcp(target, _MCP_CALLS[name]))  # and without a session
+
+
 # -- the whole run -------------------------------------------------------------------------
 
 
