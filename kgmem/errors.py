@@ -45,6 +45,8 @@ fields, so callers can react to the fields and people can read the message::
     ├── PipelineError
     │   ├── PassNotFound             (uid, pass_id)        no such consolidation pass for this user
     │   ├── PassNotDue               (pass_id, next_attempt_at) a parked pass resumed before backoff
+    │   ├── PassHeld                 (pass_id, owner, presumed_dead_at) a live worker runs the pass
+    │   ├── PassLost                 (pass_id)             another worker took the pass over
     │   ├── StageFailed              (stage, reason)       a stage's own, expected failure
     │   └── StageOrderError          (reason)              the runner was given a wrong stage list
     ├── RetrievalError
@@ -106,6 +108,8 @@ __all__ = [
     "OntologyFileMissing",
     "OntologyIdError",
     "OntologyParseError",
+    "PassHeld",
+    "PassLost",
     "PassNotDue",
     "PassNotFound",
     "PipelineError",
@@ -502,6 +506,28 @@ class PassNotDue(PipelineError):
         super().__init__(
             f"pass {pass_id!r} is parked until {next_attempt_at.isoformat()}; resume it then"
         )
+
+
+class PassHeld(PipelineError):
+    """Another worker, alive by its process and heartbeat, runs the pass."""
+
+    def __init__(self, pass_id: str, owner: str, presumed_dead_at: datetime) -> None:
+        self.pass_id = pass_id
+        self.owner = owner
+        self.presumed_dead_at = presumed_dead_at
+        super().__init__(
+            f"pass {pass_id!r} is running in {owner}; it is taken over if that worker is "
+            f"gone, or silent until {presumed_dead_at.isoformat()}"
+        )
+
+
+class PassLost(PipelineError):
+    """This worker's claim on the pass was taken over (it was presumed dead): it stops
+    without writing."""
+
+    def __init__(self, pass_id: str) -> None:
+        self.pass_id = pass_id
+        super().__init__(f"pass {pass_id!r} was taken over by another worker; this one stops")
 
 
 class StageFailed(PipelineError):

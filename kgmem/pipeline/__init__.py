@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from kgmem.pipeline.assemble import AssembleStage, delta_patch
 from kgmem.pipeline.author import AuthorStage, render_page
 from kgmem.pipeline.boundary import BoundaryOutcome, StageFailure, stage_boundary
-from kgmem.pipeline.checkpoints import Checkpoints, pass_iri, stage_iri
+from kgmem.pipeline.checkpoints import Checkpoints
+from kgmem.pipeline.claims import Claim, Claims, fence
 from kgmem.pipeline.classify import ClassifyStage
 from kgmem.pipeline.commit import PassCommitStage
 from kgmem.pipeline.consolidation import Consolidation, ConsolidationStatus, default_stages
@@ -30,9 +31,12 @@ from kgmem.pipeline.extract import (
     to_drafts,
 )
 from kgmem.pipeline.ground import GroundStage
+from kgmem.pipeline.heartbeat import Heartbeat
+from kgmem.pipeline.liveness import PassCondition, Verdict, judge
 from kgmem.pipeline.lm import ModelGroup, ModelSet, ModelSpec
 from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.processes import LocalProcesses, Processes, ProcessIdentity
 from kgmem.pipeline.proposals import (
     NEW_ENTITY,
     NO_TERM,
@@ -55,10 +59,13 @@ from kgmem.pipeline.records import (
     PassRecord,
     PassRef,
     PassStatus,
+    pass_iri,
+    stage_iri,
 )
 from kgmem.pipeline.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.runner import (
     MAX_RECOVERIES,
+    MISSED_HEARTBEATS,
     PassRunner,
     RecoverFn,
     rebuild_from_contributions,
@@ -99,6 +106,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXTRACT_STAGE",
     "MAX_RECOVERIES",
+    "MISSED_HEARTBEATS",
     "NEW_ENTITY",
     "NO_TERM",
     "AnyStage",
@@ -109,6 +117,8 @@ __all__ = [
     "BoundaryOutcome",
     "CheckpointRecord",
     "Checkpoints",
+    "Claim",
+    "Claims",
     "ClassifyStage",
     "ClassifyTerm",
     "CommitPlan",
@@ -132,9 +142,11 @@ __all__ = [
     "ExtractionResult",
     "GroundStage",
     "GroundedDraft",
+    "Heartbeat",
     "ItemKey",
     "ItemResult",
     "ItemStage",
+    "LocalProcesses",
     "ModelGroup",
     "ModelSet",
     "ModelSpec",
@@ -142,6 +154,7 @@ __all__ = [
     "PageFact",
     "PageMemory",
     "PassCommitStage",
+    "PassCondition",
     "PassContext",
     "PassDraft",
     "PassPorts",
@@ -153,6 +166,8 @@ __all__ = [
     "PassStatus",
     "Periodic",
     "PeriodicReport",
+    "ProcessIdentity",
+    "Processes",
     "ReconcileStage",
     "RecoverFn",
     "RenderedSegment",
@@ -170,11 +185,14 @@ __all__ = [
     "Undeclared",
     "UndeclaredTerm",
     "ValidateStage",
+    "Verdict",
     "Worklist",
     "default_stages",
     "delta_patch",
     "extract_claims",
+    "fence",
     "ground_extraction",
+    "judge",
     "pass_iri",
     "rebuild_from_contributions",
     "render_page",

@@ -4,7 +4,8 @@ Any ``Exception`` a stage raises becomes a :class:`StageFailure` naming the stag
 boundary hands it to ``on_failure`` (which parks the pass) and swallows it, so one bad stage
 never takes the worker down. ``BaseException``s that are not ``Exception``s (a
 ``KeyboardInterrupt``, ``SystemExit``, a cancelled worker) pass through untouched: the pass
-stays as its last commit left it and is resumed from there.
+stays as its last commit left it and is resumed from there. So does
+:class:`~kgmem.errors.PassLost`: the pass is another worker's now, and not this one's to park.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from kgmem.errors import PassLost
 from kgmem.pipeline.stages import StageName
 
 __all__ = ["BoundaryOutcome", "StageFailure", "stage_boundary"]
@@ -47,6 +49,8 @@ def stage_boundary(
     outcome = BoundaryOutcome()
     try:
         yield outcome
+    except PassLost:
+        raise
     except Exception as exc:
         failure = StageFailure(stage, type(exc).__name__, str(exc) or repr(exc))
         _log.warning("consolidation stage failed: %s", failure.describe(), exc_info=exc)

@@ -7,61 +7,51 @@ Per pass (``https://w3id.org/kgmem/user/{uid}/pass/{id}``)::
         kgm:error "ground: ValueError: ..." ; kgm:errorStage kgm:groundStage ;
         kgm:errorType "ValueError" ; kgm:startedAt ... ; kgm:nextAttemptAt ... ;
         kgm:proposalGraph <urn:kgmem:user:{uid}:proposal:{id}> ;
-        kgm:contribution <source> ... ; kgm:dirtyEntity <entity> ... .
+        kgm:contribution <source> ... ; kgm:dirtyEntity <entity> ... ;
+        kgm:claimToken "..." ; kgm:ownerHost "..." ; kgm:ownerPid 4242 ; kgm:heartbeatAt ... .
     <pass#ground> a kgm:StageCheckpoint ; kgm:checkpointOf <pass> ; kgm:stage kgm:groundStage ;
         kgm:attempts 1 ; kgm:startedAt ... ; kgm:finishedAt ... ; kgm:payload "{PassState}" .
     <pass#extract-{sha}> a kgm:StageCheckpoint ; kgm:checkpointOf <pass> ;
         kgm:stage kgm:extractStage ; kgm:itemKey "..." ; kgm:payload "{ItemResult}" .
 
-Every write is one store commit; reads go through ``queries/pipeline/*.rq``.
+Every write is one store commit; reads go through ``queries/pipeline/*.rq``. A write given
+the ``token`` of a claim (see :mod:`kgmem.pipeline.claims`) is refused with
+:class:`~kgmem.errors.PassLost` unless that claim still holds the pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from hashlib import sha256
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.errors import PassNotFound, StageFailed
-from kgmem.memory.ids import NodeKind, node_iri
+from kgmem.pipeline.claims import fence
 from kgmem.pipeline.edits import OpsEdit, at_literal
 from kgmem.pipeline.outbox import read_outbox, write_outbox
 from kgmem.pipeline.records import (
     CheckpointRecord,
     OutboxRecord,
     PassRecord,
-    PassRef,
     PassStatus,
+    pass_iri,
     read_checkpoint,
     read_pass,
+    stage_iri,
 )
 from kgmem.pipeline.stages import CommitPlan, ItemKey, ItemResult, PassState, StageName
 from kgmem.store import (
     Changeset,
-    GraphKind,
     QueryRegistry,
     Term,
     TripleStore,
     UserGraphs,
-    parse_graph,
 )
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["Checkpoints", "pass_iri", "stage_iri"]
-
-
-def pass_iri(uid: str, pass_id: str) -> URIRef:
-    return node_iri(uid, NodeKind.PASS, pass_id)
-
-
-def stage_iri(pass_node: URIRef, stage: StageName, item: ItemKey | None = None) -> URIRef:
-    """The checkpoint node of a stage, or of one item of it."""
-    if item is None:
-        return URIRef(f"{pass_node}#{stage.value}")
-    return URIRef(f"{pass_node}#{stage.value}-{sha256(item.encode()).hexdigest()[:32]}")
 
 
 def _int(value: int) -> Literal:
@@ -131,18 +121,6 @@ class Checkpoints:
         skip = None if exclude is None else pass_iri(uid, exclude)
         return {URIRef(str(r["entity"])) for r in rows if r["pass"] != skip}
 
-    def due(self, uid: str | None, now: datetime) -> list[PassRef]:
-        """Passes that may run at ``now``, for one user or for all."""
-        bindings: dict[str, Term] = {"now": at_literal(now)}
-        if uid is not None:
-            bindings["graph"] = UserGraphs(uid).ops
-        refs = []
-        for row in self._store.select(self._queries["pipeline/due"], bindings):
-            parsed = parse_graph(str(row["graph"]))
-            if parsed.kind is GraphKind.OPS and parsed.uid is not None:
-                refs.append(PassRef(parsed.uid, str(row["pass"]).rsplit("/", 1)[-1]))
-        return refs
-
     def outbox(self, uid: str) -> list[OutboxRecord]:
         rows = self._store.select(self._queries["pipeline/outbox"], {"graph": UserGraphs(uid).ops})
         return read_outbox(rows)
@@ -161,15 +139,15 @@ class Checkpoints:
             edit.apply(tx)
 
     def begin_stage(
-        self, uid: str, pass_id: str, stage: StageName, at: datetime, lease_until: datetime
+        self, uid: str, pass_id: str, stage: StageName, at: datetime, *, token: str | None = None
     ) -> None:
-        """Mark ``stage`` running; a worker that stops is presumed gone after ``lease_until``."""
+        """Mark ``stage`` running (when its worker is presumed gone is the claim's business)."""
         node = pass_iri(uid, pass_id)
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
+            fence(edit, node, token)
             edit.set(node, KGM.passStatus, PassStatus.RUNNING.iri)
             edit.set(node, KGM.currentStage, stage.iri)
-            edit.set(node, KGM.nextAttemptAt, at_literal(lease_until))
             checkpoint = stage_iri(node, stage)
             if not edit.values(checkpoint, RDF.type):
                 edit.add(checkpoint, RDF.type, KGM.StageCheckpoint)
@@ -187,11 +165,14 @@ class Checkpoints:
         item: ItemKey,
         result: ItemResult,
         at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
         """Bank one finished item and mark the entities it touched dirty."""
         node = pass_iri(uid, pass_id)
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
+            fence(edit, node, token)
             checkpoint = stage_iri(node, stage, item)
             edit.forget(checkpoint)
             edit.add(checkpoint, RDF.type, KGM.StageCheckpoint)
@@ -205,24 +186,39 @@ class Checkpoints:
             edit.apply(tx)
 
     def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        stage: StageName,
+        state: PassState,
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
         """Bank ``stage``'s resulting state and move to the next stage (or finish committed)."""
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
+            fence(edit, pass_iri(uid, pass_id), token)
             self._complete(edit, uid, pass_id, stage, state, at)
             edit.apply(tx)
 
     def commit_pass(
-        self, uid: str, pass_id: str, build: Callable[[], CommitPlan], at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        build: Callable[[], CommitPlan],
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> PassState:
         """Build the commit stage's plan and apply it with the record, the checkpoint, the
         outbox entry, the dropped proposal and the cleared dirty set: one store commit."""
         graphs, node = UserGraphs(uid), pass_iri(uid, pass_id)
         with self._store.transaction() as tx:
+            edit = OpsEdit(self._store, graphs.ops)
+            fence(edit, node, token)  # in the commit's own transaction: never two commits
             plan = build()
             _check_scope(graphs, plan.changes)
-            edit = OpsEdit(self._store, graphs.ops)
             self._complete(edit, uid, pass_id, StageName.COMMIT, plan.state, at)
             edit.set(node, KGM.dirtyEntity, None)
             write_outbox(edit, node, plan.changes, at)
@@ -238,12 +234,15 @@ class Checkpoints:
         failure: tuple[str, str],
         at: datetime,
         backoff: Callable[[int], datetime],
+        *,
+        token: str | None = None,
     ) -> int:
         """Park the pass at ``stage`` with ``failure`` (error type, message); one more failed
         attempt, due again at ``backoff(attempts)``. Returns the stage's failed attempts."""
         node, (error_type, message) = pass_iri(uid, pass_id), failure
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
+            fence(edit, node, token)
             attempts = sum(int(str(v)) for v in edit.values(node, KGM.attempts)) + 1
             edit.set(node, KGM.passStatus, PassStatus.PARKED.iri)
             edit.set(node, KGM.currentStage, stage.iri)
@@ -259,13 +258,20 @@ class Checkpoints:
         return attempts
 
     def restart(
-        self, uid: str, pass_id: str, contributions: Iterable[URIRef], at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        contributions: Iterable[URIRef],
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
         """Rebuild the pass from ``contributions``: every checkpoint and the proposal go, the
         pass is queued at extract with a fresh attempt budget (the last error is kept)."""
         graphs, node = UserGraphs(uid), pass_iri(uid, pass_id)
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, graphs.ops)
+            fence(edit, node, token)
             recoveries = sum(int(str(v)) for v in edit.values(node, KGM.recoveries)) + 1
             for checkpoint in edit.subjects(KGM.checkpointOf, node):
                 edit.forget(checkpoint)
@@ -273,10 +279,13 @@ class Checkpoints:
             self._reset(edit, node, contributions, at, recoveries=recoveries)
             edit.apply(tx)
 
-    def finish(self, uid: str, pass_id: str, status: PassStatus, at: datetime) -> None:
+    def finish(
+        self, uid: str, pass_id: str, status: PassStatus, at: datetime, *, token: str | None = None
+    ) -> None:
         """End the pass (abandoned, or committed without its last stage)."""
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
+            fence(edit, pass_iri(uid, pass_id), token)
             self._finish(edit, uid, pass_id, status, at)
             edit.apply(tx)
 

@@ -3,9 +3,9 @@
 A pass covers what is ready for a user (see :class:`~kgmem.pipeline.contributions.Contributions`)
 and runs the nine stages through the :class:`~kgmem.pipeline.runner.PassRunner`. The sweep
 starts a pass for every user with ready contributions and no unfinished pass, then runs
-every due pass (new, parked past its backoff, or left running by a worker that died) with
-bounded concurrency — one pass per user at a time, so a user's passes never decide against
-each other's uncommitted work.
+every due pass (new, parked past its backoff, or left running by a worker that died: its
+process gone, or its heartbeat stopped) with bounded concurrency — one pass per user at a
+time, so a user's passes never decide against each other's uncommitted work.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rdflib import URIRef
 
 from kgmem.clock import Clock
 from kgmem.config import Settings
-from kgmem.errors import GraphNameError, PassNotDue
+from kgmem.errors import GraphNameError, PassHeld, PassNotDue
 from kgmem.memory.model import DraftMemory
 from kgmem.pipeline.assemble import AssembleStage
 from kgmem.pipeline.author import AuthorStage
@@ -33,6 +33,7 @@ from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.processes import Processes
 from kgmem.pipeline.reconcile import ReconcileStage
 from kgmem.pipeline.records import PassRecord, PassStatus
 from kgmem.pipeline.resolve import ResolveStage
@@ -82,6 +83,8 @@ class Consolidation:
         stages: Sequence[AnyStage] | None = None,
         checkpoints: Checkpoints | None = None,
         backoff: timedelta = timedelta(seconds=30),
+        heartbeat: timedelta = timedelta(seconds=10),
+        processes: Processes | None = None,
     ) -> None:
         self._store, self._clock, self._settings, self._ports = store, clock, settings, ports
         self.contributions = Contributions(store, queries)
@@ -92,6 +95,8 @@ class Consolidation:
             clock,
             settings,
             backoff=backoff,
+            heartbeat=heartbeat,
+            processes=processes,
         )
         self._periodic = Periodic(store, queries, ports)
 
@@ -124,7 +129,7 @@ class Consolidation:
         """Run one pass until it ends or parks."""
         try:
             record = self.runner.run(uid, pass_id, progress=progress)
-        except PassNotDue:
+        except (PassNotDue, PassHeld):  # not due after all, or another worker was first
             return self.checkpoints.record(uid, pass_id)
         if record.status is PassStatus.COMMITTED or record.stage is StageName.AUTHOR:
             self._refresh_ontology(uid, pass_id)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from hashlib import sha256
 
 from rdflib import Literal, URIRef
 
+from kgmem.memory.ids import NodeKind, node_iri
+from kgmem.pipeline.processes import ProcessIdentity
 from kgmem.pipeline.stages import StageName
 from kgmem.store import Row, Term
 from kgmem.vocab import VocabEnum
@@ -18,9 +21,22 @@ __all__ = [
     "PassRef",
     "PassStatus",
     "datetime_of",
+    "pass_iri",
     "read_checkpoint",
     "read_pass",
+    "stage_iri",
 ]
+
+
+def pass_iri(uid: str, pass_id: str) -> URIRef:
+    return node_iri(uid, NodeKind.PASS, pass_id)
+
+
+def stage_iri(pass_node: URIRef, stage: StageName, item: str | None = None) -> URIRef:
+    """The checkpoint node of a stage, or of one item (by its key) of it."""
+    if item is None:
+        return URIRef(f"{pass_node}#{stage.value}")
+    return URIRef(f"{pass_node}#{stage.value}-{sha256(item.encode()).hexdigest()[:32]}")
 
 
 class PassStatus(VocabEnum):
@@ -62,6 +78,9 @@ class PassRecord:
     error: str | None = None
     error_stage: StageName | None = None
     error_type: str | None = None
+    owner: ProcessIdentity | None = None  # the process that last claimed the pass
+    claim: str | None = None  # that claim's token, while it holds the pass
+    heartbeat_at: datetime | None = None  # the owner's last sign of life
 
 
 @dataclass(frozen=True)
@@ -132,6 +151,22 @@ def read_pass(uid: str, pass_id: str, row: Row) -> PassRecord:
         error=_text(row.get("error")),
         error_stage=_stage(row.get("errorStage")),
         error_type=_text(row.get("errorType")),
+        owner=_owner(row),
+        claim=_text(row.get("claimToken")),
+        heartbeat_at=datetime_of(row.get("heartbeatAt")),
+    )
+
+
+def _owner(row: Row) -> ProcessIdentity | None:
+    host, pid = row.get("ownerHost"), row.get("ownerPid")
+    if host is None or pid is None:
+        return None
+    started = row.get("ownerStartTicks")
+    return ProcessIdentity(
+        str(host),
+        _int(pid),
+        None if started is None else _int(started),
+        _text(row.get("ownerBootId")),
     )
 
 

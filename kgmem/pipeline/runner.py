@@ -9,10 +9,20 @@ a spent budget on a later stage ends the pass committed, with the error kept.
 
 Crash safety: every step is one store commit (begin a stage, bank an item, complete a stage,
 park, commit), so a worker killed anywhere leaves a record a fresh runner resumes from.
+
+Liveness: a run claims its pass first (:mod:`kgmem.pipeline.claims`: owner process and a
+claim token, refused while a live worker holds it) and a background thread beats for it every
+``heartbeat`` while it runs. A thread, not the item boundaries: one model call may take
+minutes, and a stage without items (resolve, assemble, author) may make many; beats at
+boundaries would need a bound that long, and a dead pass would wait as long. A pass whose
+owner process is gone, or which missed :data:`MISSED_HEARTBEATS` beats, is due at once
+(:func:`~kgmem.pipeline.liveness.judge`) and resumed at its stage. A run that ends in any
+other way lets go of its pass (an interrupted one is queued again at its stage).
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
@@ -22,10 +32,14 @@ from rdflib import URIRef
 
 from kgmem.clock import Clock
 from kgmem.config import Settings
-from kgmem.errors import PassNotDue, StageOrderError
+from kgmem.errors import KgmemError, PassLost, StageOrderError
 from kgmem.pipeline.boundary import StageFailure, stage_boundary
-from kgmem.pipeline.checkpoints import Checkpoints, pass_iri
-from kgmem.pipeline.records import PassRecord, PassRef, PassStatus
+from kgmem.pipeline.checkpoints import Checkpoints
+from kgmem.pipeline.claims import Claim, Claims
+from kgmem.pipeline.heartbeat import Heartbeat
+from kgmem.pipeline.liveness import Verdict
+from kgmem.pipeline.processes import LocalProcesses, Processes
+from kgmem.pipeline.records import PassRecord, PassRef, PassStatus, pass_iri
 from kgmem.pipeline.stages import (
     AnyStage,
     CommitStage,
@@ -40,10 +54,16 @@ from kgmem.pipeline.stages import (
 
 __all__ = [
     "MAX_RECOVERIES",
+    "MISSED_HEARTBEATS",
     "PassRunner",
     "RecoverFn",
     "rebuild_from_contributions",
 ]
+
+_log = logging.getLogger(__name__)
+
+#: Heartbeats a running pass may miss before it is presumed dead (whatever its process)
+MISSED_HEARTBEATS = 4
 
 #: How often a pass whose budget is spent is rebuilt from its contributions before it is
 #: abandoned.
@@ -71,11 +91,13 @@ class PassRunner:
         *,
         recover: RecoverFn = rebuild_from_contributions,
         backoff: timedelta = timedelta(seconds=30),
-        lease: timedelta = timedelta(minutes=15),
+        heartbeat: timedelta = timedelta(seconds=10),
+        processes: Processes | None = None,
     ) -> None:
         self._stages = _by_name(stages)
         self._checkpoints, self._clock, self._settings = checkpoints, clock, settings
-        self._recover, self._backoff, self._lease = recover, backoff, lease
+        self._recover, self._backoff, self._heartbeat = recover, backoff, heartbeat
+        self._claims = Claims(checkpoints.store, checkpoints.queries, processes or LocalProcesses())
 
     def start(self, uid: str, contributions: Sequence[URIRef]) -> str:
         """Queue a pass over ``contributions``; returns its id (its proposal graph is
@@ -85,8 +107,13 @@ class PassRunner:
         return pass_id
 
     def due(self, uid: str | None = None) -> list[PassRef]:
-        """Passes to run now: queued, parked past their backoff, or running past their lease."""
-        return self._checkpoints.due(uid, self._clock.now())
+        """Passes to run now: queued, parked past their backoff, or running but dead (their
+        owner process gone, or silent past its heartbeats)."""
+        return self._claims.due(uid, self._clock.now())
+
+    def verdict(self, ref: PassRef | PassRecord) -> Verdict:
+        """What a worker may do with the pass now (:func:`~kgmem.pipeline.liveness.judge`)."""
+        return self._claims.verdict(ref, self._clock.now())
 
     def run(
         self,
@@ -95,33 +122,52 @@ class PassRunner:
         *,
         progress: Callable[[str, StageName], None] | None = None,
     ) -> PassRecord:
-        """Run the pass from its current stage until it ends or parks; returns its record.
-        ``progress(pass_id, stage)`` is told each stage as it starts."""
-        record = self._checkpoints.record(uid, pass_id)
-        if record.status.finished or record.status is PassStatus.WAITING:
-            return record
-        due_at = record.next_attempt_at
-        if record.status is PassStatus.PARKED and due_at and due_at > self._clock.now():
-            raise PassNotDue(pass_id, due_at)
+        """Claim the pass and run it from its current stage until it ends or parks; returns
+        its record. ``progress(pass_id, stage)`` is told each stage as it starts. Raises
+        :class:`~kgmem.errors.PassNotDue` before its backoff and
+        :class:`~kgmem.errors.PassHeld` while a live worker runs it."""
+        alive_for = self._heartbeat * MISSED_HEARTBEATS
+        claim = self._claims.claim(uid, pass_id, self._clock.now(), alive_for)
+        if claim is None:
+            return self._checkpoints.record(uid, pass_id)
+        try:
+            with Heartbeat(self._claims, claim, self._clock, self._heartbeat, alive_for):
+                self._run_claimed(claim, progress)
+        except PassLost:
+            _log.warning("pass %s of %s was taken over; this worker stops", pass_id, uid)
+        finally:
+            self._release(claim)
+        return self._checkpoints.record(uid, pass_id)
+
+    def _run_claimed(self, claim: Claim, progress: Callable[[str, StageName], None] | None) -> None:
+        record = self._checkpoints.record(claim.uid, claim.pass_id)
         if record.attempts >= self._settings.stage_attempts:
-            return self._exhausted(record)  # a worker stopped between parking and this
-        state = self._checkpoints.state(uid, pass_id)
+            self._exhausted(record, claim)  # a worker stopped between parking and this
+            return
+        state = self._checkpoints.state(claim.uid, claim.pass_id)
         stage: StageName | None = record.stage or StageName.EXTRACT
         attempt = record.attempts
         while stage is not None:
             if progress is not None:
-                progress(pass_id, stage)
-            ok, state = self._run_stage(uid, pass_id, stage, state, attempt)
+                progress(claim.pass_id, stage)
+            ok, state = self._run_stage(claim, stage, state, attempt)
             if not ok:
-                return self._after_failure(uid, pass_id)
+                self._after_failure(claim)
+                return
             stage, attempt = stage.following, 0
-        return self._checkpoints.record(uid, pass_id)
+
+    def _release(self, claim: Claim) -> None:
+        try:
+            self._claims.release(claim, self._clock.now())
+        except KgmemError:  # the store went away: the pass is found dead and resumed later
+            _log.exception("could not release pass %s of %s", claim.pass_id, claim.uid)
 
     # -- one stage -----------------------------------------------------------------------
 
     def _run_stage(
-        self, uid: str, pass_id: str, name: StageName, state: PassState, attempt: int
+        self, claim: Claim, name: StageName, state: PassState, attempt: int
     ) -> tuple[bool, PassState]:
+        uid, pass_id = claim.uid, claim.pass_id
         ctx = PassContext(
             uid=uid,
             pass_id=pass_id,
@@ -132,27 +178,30 @@ class PassRunner:
             settings=self._settings,
             attempt=attempt,
         )
-        now = self._clock.now()
-        self._checkpoints.begin_stage(uid, pass_id, name, now, now + self._lease)
+        self._checkpoints.begin_stage(uid, pass_id, name, self._clock.now(), token=claim.token)
         result = state
-        with stage_boundary(name, partial(self._park, uid, pass_id)) as outcome:
-            result = self._execute(self._stages[name], ctx, state)
+        with stage_boundary(name, partial(self._park, claim)) as outcome:
+            result = self._execute(self._stages[name], ctx, state, claim.token)
         return outcome.failure is None, result
 
-    def _execute(self, stage: AnyStage, ctx: PassContext, state: PassState) -> PassState:
+    def _execute(
+        self, stage: AnyStage, ctx: PassContext, state: PassState, token: str
+    ) -> PassState:
         uid, pass_id = ctx.uid, ctx.pass_id
         if isinstance(stage, CommitStage):
             plan = partial(stage.plan, ctx, state)
-            return self._checkpoints.commit_pass(uid, pass_id, plan, self._clock.now())
+            now = self._clock.now()
+            return self._checkpoints.commit_pass(uid, pass_id, plan, now, token=token)
         if isinstance(stage, ItemStage):
-            after = state.with_items(stage.name, self._run_items(stage, ctx, state))
+            after = state.with_items(stage.name, self._run_items(stage, ctx, state, token))
         else:
             after = stage.run(ctx, state)
-        self._checkpoints.complete_stage(uid, pass_id, stage.name, after, self._clock.now())
+        now = self._clock.now()
+        self._checkpoints.complete_stage(uid, pass_id, stage.name, after, now, token=token)
         return after
 
     def _run_items(
-        self, stage: ItemStage, ctx: PassContext, state: PassState
+        self, stage: ItemStage, ctx: PassContext, state: PassState, token: str
     ) -> dict[ItemKey, ItemResult]:
         banked = self._checkpoints.banked_items(ctx.uid, ctx.pass_id, stage.name)
         results: dict[ItemKey, ItemResult] = {}
@@ -160,48 +209,53 @@ class PassRunner:
             if item not in banked:
                 banked[item] = stage.run_item(ctx, state, item)
                 self._checkpoints.bank_item(
-                    ctx.uid, ctx.pass_id, stage.name, item, banked[item], self._clock.now()
+                    ctx.uid,
+                    ctx.pass_id,
+                    stage.name,
+                    item,
+                    banked[item],
+                    self._clock.now(),
+                    token=token,
                 )
             results[item] = banked[item]
         return results
 
     # -- failures ------------------------------------------------------------------------
 
-    def _park(self, uid: str, pass_id: str, failure: StageFailure) -> None:
+    def _park(self, claim: Claim, failure: StageFailure) -> None:
         now = self._clock.now()
 
         def next_attempt(attempts: int) -> timedelta:
             return self._backoff * (1 << (attempts - 1))
 
         self._checkpoints.park(
-            uid,
-            pass_id,
+            claim.uid,
+            claim.pass_id,
             failure.stage,
             (failure.error_type, failure.message),
             now,
             lambda attempts: now + next_attempt(attempts),
+            token=claim.token,
         )
 
-    def _after_failure(self, uid: str, pass_id: str) -> PassRecord:
-        record = self._checkpoints.record(uid, pass_id)
-        if record.attempts < self._settings.stage_attempts:
-            return record
-        return self._exhausted(record)
+    def _after_failure(self, claim: Claim) -> None:
+        record = self._checkpoints.record(claim.uid, claim.pass_id)
+        if record.attempts >= self._settings.stage_attempts:
+            self._exhausted(record, claim)
 
-    def _exhausted(self, record: PassRecord) -> PassRecord:
-        uid, pass_id, now = record.uid, record.pass_id, self._clock.now()
+    def _exhausted(self, record: PassRecord, claim: Claim) -> None:
+        uid, pass_id, now, token = record.uid, record.pass_id, self._clock.now(), claim.token
         if record.stage is not None and record.stage.order > StageName.COMMIT.order:
             # The change is in the user's graph; what is left (pages) is redone later.
-            self._checkpoints.finish(uid, pass_id, PassStatus.COMMITTED, now)
-            return self._checkpoints.record(uid, pass_id)
+            self._checkpoints.finish(uid, pass_id, PassStatus.COMMITTED, now, token=token)
+            return
         rebuild = None
         if record.recoveries < MAX_RECOVERIES:
             rebuild = self._recover(record, self._checkpoints.contributions(uid, pass_id))
         if rebuild is None:
-            self._checkpoints.finish(uid, pass_id, PassStatus.ABANDONED, now)
+            self._checkpoints.finish(uid, pass_id, PassStatus.ABANDONED, now, token=token)
         else:
-            self._checkpoints.restart(uid, pass_id, rebuild, now)
-        return self._checkpoints.record(uid, pass_id)
+            self._checkpoints.restart(uid, pass_id, rebuild, now, token=token)
 
 
 def _by_name(stages: Sequence[AnyStage]) -> Mapping[StageName, AnyStage]:

@@ -30,16 +30,29 @@ class KillingCheckpoints(Checkpoints):
         self._at = at
 
     def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        stage: StageName,
+        state: PassState,
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)
+        super().complete_stage(uid, pass_id, stage, state, at, token=token)
         if stage.value == self._at:
             raise Killed
 
     def commit_pass(
-        self, uid: str, pass_id: str, build: Callable[[], CommitPlan], at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        build: Callable[[], CommitPlan],
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> PassState:
-        state = super().commit_pass(uid, pass_id, build, at)
+        state = super().commit_pass(uid, pass_id, build, at, token=token)
         if self._at == StageName.COMMIT.value:
             raise Killed
         return state
@@ -52,24 +65,52 @@ class KillingCheckpoints(Checkpoints):
         item: ItemKey,
         result: ItemResult,
         at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
-        super().bank_item(uid, pass_id, stage, item, result, at)
+        super().bank_item(uid, pass_id, stage, item, result, at, token=token)
         if self._at in ("item", f"item:{stage.value}"):
             raise Killed
 
 
 class PausingCheckpoints(Checkpoints):
-    """Prints ``boundary <stage>`` once that stage's checkpoint commits, then blocks on
-    stdin: a worker process waiting there to be killed."""
+    """Prints ``boundary <stage>`` once that stage's checkpoint commits (with ``item``:
+    ``item <stage>`` once the stage's first item is banked, in the middle of the stage),
+    then blocks on stdin: a worker process waiting there to be killed."""
 
-    def __init__(self, store: TripleStore, queries: QueryRegistry, at: StageName) -> None:
+    def __init__(
+        self, store: TripleStore, queries: QueryRegistry, at: StageName, *, item: bool = False
+    ) -> None:
         super().__init__(store, queries)
-        self._at = at
+        self._at, self._item = at, item
+
+    def bank_item(
+        self,
+        uid: str,
+        pass_id: str,
+        stage: StageName,
+        item: ItemKey,
+        result: ItemResult,
+        at: datetime,
+        *,
+        token: str | None = None,
+    ) -> None:
+        super().bank_item(uid, pass_id, stage, item, result, at, token=token)
+        if self._item and stage is self._at:
+            print(f"item {stage}", flush=True)
+            sys.stdin.readline()
 
     def complete_stage(
-        self, uid: str, pass_id: str, stage: StageName, state: PassState, at: datetime
+        self,
+        uid: str,
+        pass_id: str,
+        stage: StageName,
+        state: PassState,
+        at: datetime,
+        *,
+        token: str | None = None,
     ) -> None:
-        super().complete_stage(uid, pass_id, stage, state, at)
-        if stage is self._at:
+        super().complete_stage(uid, pass_id, stage, state, at, token=token)
+        if stage is self._at and not self._item:
             print(f"boundary {stage}", flush=True)
             sys.stdin.readline()

@@ -12,8 +12,10 @@ from rdflib import Graph, Literal, URIRef
 from kgmem.errors import PassNotFound, StageFailed
 from kgmem.pipeline import (
     Checkpoints,
+    Claims,
     CommitPlan,
     ItemResult,
+    LocalProcesses,
     PassRef,
     PassState,
     PassStatus,
@@ -31,6 +33,10 @@ OPS = UserGraphs(UID).ops
 @pytest.fixture
 def ledger(store: OxigraphStore, queries: QueryRegistry) -> Checkpoints:
     return Checkpoints(store, queries)
+
+
+def _due(ledger: Checkpoints, uid: str | None, now: datetime) -> list[PassRef]:
+    return Claims(ledger.store, ledger.queries, LocalProcesses()).due(uid, now)
 
 
 def _backoff(attempts: int) -> datetime:
@@ -67,8 +73,8 @@ def test_create_records_a_queued_pass_due_now(ledger: Checkpoints) -> None:
     assert record.iri == pass_iri(UID, "p1")
     assert ledger.contributions(UID, "p1") == CONTRIBUTIONS
     assert ledger.state(UID, "p1") == PassState.initial(CONTRIBUTIONS)
-    assert ledger.due(UID, T0) == [PassRef(UID, "p1")]
-    assert ledger.due(UID, T0 - timedelta(seconds=1)) == []
+    assert _due(ledger, UID, T0) == [PassRef(UID, "p1")]
+    assert _due(ledger, UID, T0 - timedelta(seconds=1)) == []
 
 
 def test_record_of_an_unknown_pass_raises(ledger: Checkpoints) -> None:
@@ -79,7 +85,7 @@ def test_record_of_an_unknown_pass_raises(ledger: Checkpoints) -> None:
 
 def test_banked_items_round_trip_and_mark_dirty(ledger: Checkpoints) -> None:
     ledger.create(UID, "p1", CONTRIBUTIONS, T0)
-    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0, T0 + timedelta(minutes=15))
+    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0)
     result = ItemResult(value={"claims": [1, "x", None]}, dirty=(str(entity_for("a")),))
 
     ledger.bank_item(UID, "p1", StageName.EXTRACT, "a", result, T0)
@@ -93,7 +99,7 @@ def test_banked_items_round_trip_and_mark_dirty(ledger: Checkpoints) -> None:
 
 def test_complete_stage_banks_state_and_folds_items(ledger: Checkpoints) -> None:
     ledger.create(UID, "p1", CONTRIBUTIONS, T0)
-    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0, T0)
+    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0)
     ledger.bank_item(UID, "p1", StageName.EXTRACT, "a", ItemResult(value=1), T0)
     state = PassState.initial(CONTRIBUTIONS).with_output(StageName.EXTRACT, {"a": 1})
     state = state.with_dirty([entity_for("b")])
@@ -113,7 +119,7 @@ def test_park_counts_attempts_and_schedules_backoff(
     ledger: Checkpoints, store: OxigraphStore
 ) -> None:
     ledger.create(UID, "p1", CONTRIBUTIONS, T0)
-    ledger.begin_stage(UID, "p1", StageName.CLASSIFY, T0, T0)
+    ledger.begin_stage(UID, "p1", StageName.CLASSIFY, T0)
 
     first = ledger.park(UID, "p1", StageName.CLASSIFY, ("ValueError", "bad"), T0, _backoff)
     second = ledger.park(UID, "p1", StageName.CLASSIFY, ("KeyError", "worse"), T0, _backoff)
@@ -126,8 +132,8 @@ def test_park_counts_attempts_and_schedules_backoff(
     assert (record.error_stage, record.error_type) == (StageName.CLASSIFY, "KeyError")
     assert record.next_attempt_at == T0 + timedelta(seconds=60)
     assert ledger.checkpoints(UID, "p1")[0].attempts == 2
-    assert ledger.due(UID, T0 + timedelta(seconds=59)) == []
-    assert ledger.due(UID, T0 + timedelta(seconds=60)) == [PassRef(UID, "p1")]
+    assert _due(ledger, UID, T0 + timedelta(seconds=59)) == []
+    assert _due(ledger, UID, T0 + timedelta(seconds=60)) == [PassRef(UID, "p1")]
     assert_conforms(store)
 
 
@@ -135,11 +141,11 @@ def test_due_without_a_user_spans_users(ledger: Checkpoints) -> None:
     ledger.create(UID, "p1", CONTRIBUTIONS, T0)
     ledger.create("bob", "p2", (), T0 + timedelta(seconds=1))
 
-    assert ledger.due(None, T0 + timedelta(seconds=1)) == [
+    assert _due(ledger, None, T0 + timedelta(seconds=1)) == [
         PassRef(UID, "p1"),
         PassRef("bob", "p2"),
     ]
-    assert ledger.due("bob", T0 + timedelta(seconds=1)) == [PassRef("bob", "p2")]
+    assert _due(ledger, "bob", T0 + timedelta(seconds=1)) == [PassRef("bob", "p2")]
 
 
 def test_passes_lists_history_newest_first(ledger: Checkpoints) -> None:
@@ -172,7 +178,7 @@ def test_commit_pass_writes_change_outbox_and_record_together(
         UID, "p1", StageName.EXTRACT, "a", ItemResult(dirty=(str(entity_for("a")),)), T0
     )
     store.commit(Changeset.of([Quad(entity_for("a"), RDF.type, KGM.Shell, graphs.proposal("p1"))]))
-    ledger.begin_stage(UID, "p1", StageName.COMMIT, T0, T0)
+    ledger.begin_stage(UID, "p1", StageName.COMMIT, T0)
 
     ledger.commit_pass(UID, "p1", lambda: _plan(UID), T0)
 
@@ -240,14 +246,14 @@ def test_restart_clears_checkpoints_and_counts_a_recovery(
     assert ledger.contributions(UID, "p1") == CONTRIBUTIONS[:1]
     assert ledger.dirty_entities(UID) == set()
     assert store.count(UserGraphs(UID).proposal("p1")) == 0
-    assert ledger.due(UID, T0 + timedelta(minutes=1)) == [PassRef(UID, "p1")]
+    assert _due(ledger, UID, T0 + timedelta(minutes=1)) == [PassRef(UID, "p1")]
 
 
 def test_finish_strips_payloads_but_keeps_history(
     ledger: Checkpoints, store: OxigraphStore
 ) -> None:
     ledger.create(UID, "p1", CONTRIBUTIONS, T0)
-    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0, T0)
+    ledger.begin_stage(UID, "p1", StageName.EXTRACT, T0)
     ledger.bank_item(UID, "p1", StageName.EXTRACT, "a", ItemResult(value=1), T0)
     ledger.park(UID, "p1", StageName.EXTRACT, ("ValueError", "x"), T0, _backoff)
 
@@ -260,7 +266,7 @@ def test_finish_strips_payloads_but_keeps_history(
         None,
     )
     assert ledger.banked_items(UID, "p1", StageName.EXTRACT) == {}
-    assert ledger.due(UID, T0 + timedelta(days=1)) == []
+    assert _due(ledger, UID, T0 + timedelta(days=1)) == []
     assert not any(store.quads(OPS, None, KGM.itemKey, None))
     assert not any(store.quads(OPS, None, KGM.payload, Literal("1")))
     assert_conforms(store)
