@@ -10,7 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from kgmem.api.graphql_types import Ctx, Memory, load_memory
-from kgmem.pipeline.consolidation import ConsolidationStatus
+from kgmem.pipeline.consolidation import ConsolidationStatus, PassReport
 
 __all__ = [
     "Consolidation",
@@ -91,18 +91,58 @@ class ContextPacket:
     packet: JSON = strawberry.field(description="the whole packet, evidence included")
 
 
+@strawberry.type(description="The process that runs (or last ran) a consolidation pass.")
+class PassOwner:
+    host: str
+    pid: int
+
+
 @strawberry.type
 class ConsolidationPass:
     id: str
-    status: str
+    status: str = strawberry.field(description="as recorded: passQueued, passRunning, ...")
+    state: str = strawberry.field(
+        description="as of now: queued, running, dead (its worker died: due at once), "
+        "parked, waiting, committed or abandoned"
+    )
+    state_reason: str | None = strawberry.field(description="why a running pass is dead")
     stage: str | None
     attempts: int
     recoveries: int
     started_at: datetime
     finished_at: datetime | None
-    next_attempt_at: datetime | None
+    next_attempt_at: datetime | None = strawberry.field(
+        description="when a worker may run it next; for a live running pass, when it is "
+        "presumed dead if its worker falls silent"
+    )
+    owner: PassOwner | None
+    heartbeat_at: datetime | None = strawberry.field(description="its worker's last heartbeat")
+    drafts: int = strawberry.field(description="queued drafts the pass holds")
+    sources: int = strawberry.field(description="conversation sources the pass holds")
     error: str | None
     error_stage: str | None
+
+    @classmethod
+    def of(cls, report: PassReport) -> ConsolidationPass:
+        p, verdict = report.record, report.verdict
+        return cls(
+            id=p.pass_id,
+            status=str(p.status.value),
+            state=verdict.condition.value,
+            state_reason=verdict.reason,
+            stage=None if p.stage is None else str(p.stage.value),
+            attempts=p.attempts,
+            recoveries=p.recoveries,
+            started_at=p.started_at,
+            finished_at=p.finished_at,
+            next_attempt_at=verdict.next_attempt_at,
+            owner=None if p.owner is None else PassOwner(host=p.owner.host, pid=p.owner.pid),
+            heartbeat_at=p.heartbeat_at,
+            drafts=report.drafts,
+            sources=report.sources,
+            error=p.error,
+            error_stage=None if p.error_stage is None else str(p.error_stage.value),
+        )
 
 
 @strawberry.type(description="Consolidation: model, what waits, and the latest passes.")
@@ -118,21 +158,7 @@ class Consolidation:
             model=s.model,
             waiting_sources=s.waiting_sources,
             waiting_drafts=s.waiting_drafts,
-            passes=[
-                ConsolidationPass(
-                    id=p.pass_id,
-                    status=str(p.status.value),
-                    stage=None if p.stage is None else str(p.stage.value),
-                    attempts=p.attempts,
-                    recoveries=p.recoveries,
-                    started_at=p.started_at,
-                    finished_at=p.finished_at,
-                    next_attempt_at=p.next_attempt_at,
-                    error=p.error,
-                    error_stage=None if p.error_stage is None else str(p.error_stage.value),
-                )
-                for p in s.passes
-            ],
+            passes=[ConsolidationPass.of(p) for p in s.passes],
         )
 
 

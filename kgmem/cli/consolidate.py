@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 
 from kgmem.cli.common import local_services
 from kgmem.config import load_settings
-from kgmem.pipeline.consolidation import ConsolidationStatus
+from kgmem.pipeline.consolidation import ConsolidationStatus, PassReport
+from kgmem.pipeline.liveness import PassCondition
 from kgmem.pipeline.records import PassRecord, PassStatus
 from kgmem.pipeline.stages import StageName
 
@@ -36,11 +39,7 @@ def consolidate(uid: str | None, now: bool, history: bool) -> None:
 
         records = consolidation.consolidate(uid, now=now, progress=progress)
         if not records:
-            waiting = consolidation.contributions.waiting(uid)
-            click.echo(
-                f"nothing to consolidate for {uid} "
-                f"({waiting['sources']} sources and {waiting['drafts']} drafts not yet taken)"
-            )
+            _nothing(consolidation.status(uid))
             return
         for record in records:
             click.echo(_summary(record))
@@ -48,17 +47,57 @@ def consolidate(uid: str | None, now: bool, history: bool) -> None:
             raise SystemExit(1)
 
 
+def _nothing(status: ConsolidationStatus) -> None:
+    """Nothing ran: say what waits, and which unfinished passes hold what, and until when."""
+    click.echo(
+        f"nothing to consolidate for {status.uid} ({status.waiting_sources} sources and "
+        f"{status.waiting_drafts} drafts not yet taken)"
+    )
+    for report in status.passes:
+        if not report.record.status.finished:
+            click.echo(f"  {_holding(report)}")
+
+
 def _history(status: ConsolidationStatus) -> None:
     model = status.model or "none (raw transcripts wait)"
     click.echo(f"user {status.uid}: model {model}")
-    click.echo(f"waiting: {status.waiting_sources} sources, {status.waiting_drafts} queued drafts")
-    for record in status.passes:
+    waiting = f"waiting: {status.waiting_sources} sources, {status.waiting_drafts} queued drafts"
+    unfinished = [r for r in status.passes if not r.record.status.finished]
+    if unfinished:
+        drafts, sources = sum(r.drafts for r in unfinished), sum(r.sources for r in unfinished)
+        waiting += f"; in unfinished passes: {drafts} drafts, {sources} sources"
+    click.echo(waiting)
+    for report in status.passes:
+        record, verdict = report.record, report.verdict
         stage = record.stage.value if record.stage else "-"
-        ended = record.finished_at.isoformat() if record.finished_at else "-"
+        ended = _at(record.finished_at)
+        state = verdict.condition.value + (f" ({verdict.reason})" if verdict.reason else "")
+        owner = record.owner.describe() if record.owner else "-"
         click.echo(
-            f"{_summary(record)}  stage {stage}  started {record.started_at.isoformat()}"
+            f"pass {record.pass_id[:8]}: {state}  stage {stage}  started {_at(record.started_at)}"
             f"  finished {ended}  attempts {record.attempts}  recoveries {record.recoveries}"
+            f"  drafts {report.drafts}  sources {report.sources}  owner {owner}"
+            f"  heartbeat {_at(record.heartbeat_at)}  next attempt {_at(verdict.next_attempt_at)}"
+            + (f"  error {record.error}" if record.error else "")
         )
+
+
+def _holding(report: PassReport) -> str:
+    """``pass 1a2b3c4d: dead at resolve (its process is gone (pid 7 on h)); holds 3 drafts
+    and 0 sources; next attempt 2026-...``"""
+    record, verdict = report.record, report.verdict
+    stage = record.stage.value if record.stage else "extract"
+    line = f"pass {record.pass_id[:8]}: {verdict.condition.value} at {stage}"
+    if verdict.reason:
+        line += f" ({verdict.reason})"
+    elif record.owner and verdict.condition is PassCondition.RUNNING:
+        line += f" in {record.owner.describe()}, heartbeat {_at(record.heartbeat_at)}"
+    line += f"; holds {report.drafts} drafts and {report.sources} sources"
+    return line + f"; next attempt {_at(verdict.next_attempt_at)}"
+
+
+def _at(when: datetime | None) -> str:
+    return "-" if when is None else when.isoformat()
 
 
 def _summary(record: PassRecord) -> str:

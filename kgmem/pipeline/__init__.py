@@ -16,7 +16,12 @@ from kgmem.pipeline.checkpoints import Checkpoints
 from kgmem.pipeline.claims import Claim, Claims, fence
 from kgmem.pipeline.classify import ClassifyStage
 from kgmem.pipeline.commit import PassCommitStage
-from kgmem.pipeline.consolidation import Consolidation, ConsolidationStatus, default_stages
+from kgmem.pipeline.consolidation import (
+    Consolidation,
+    ConsolidationStatus,
+    PassReport,
+    default_stages,
+)
 from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.extract import (
     EXTRACT_STAGE,
@@ -160,6 +165,7 @@ __all__ = [
     "PassPorts",
     "PassRecord",
     "PassRef",
+    "PassReport",
     "PassResolver",
     "PassRunner",
     "PassState",

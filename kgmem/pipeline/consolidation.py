@@ -27,9 +27,10 @@ from kgmem.pipeline.author import AuthorStage
 from kgmem.pipeline.checkpoints import Checkpoints
 from kgmem.pipeline.classify import ClassifyStage
 from kgmem.pipeline.commit import PassCommitStage
-from kgmem.pipeline.contributions import Contributions
+from kgmem.pipeline.contributions import Contributions, is_queued_draft
 from kgmem.pipeline.extract import ExtractStage
 from kgmem.pipeline.ground import GroundStage
+from kgmem.pipeline.liveness import Verdict
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
@@ -42,7 +43,7 @@ from kgmem.pipeline.stages import AnyStage, StageName
 from kgmem.pipeline.validate import ValidateStage
 from kgmem.store import GraphKind, QueryRegistry, TripleStore, parse_graph
 
-__all__ = ["Consolidation", "ConsolidationStatus", "default_stages"]
+__all__ = ["Consolidation", "ConsolidationStatus", "PassReport", "default_stages"]
 
 Progress = Callable[[str, StageName], None]
 
@@ -63,12 +64,23 @@ def default_stages(ports: PassPorts, contributions: Contributions) -> list[AnySt
 
 
 @dataclass(frozen=True)
+class PassReport:
+    """One pass as status and history show it: its record, what may happen to it now (a
+    running pass whose worker died is *dead*, due at once), and what it holds."""
+
+    record: PassRecord
+    verdict: Verdict
+    drafts: int  # queued drafts among its contributions
+    sources: int  # conversation sources among them
+
+
+@dataclass(frozen=True)
 class ConsolidationStatus:
     uid: str
     model: str | None  # the memory group's model, None: raw transcripts wait
-    waiting_sources: int
+    waiting_sources: int  # not taken by any pass yet
     waiting_drafts: int
-    passes: tuple[PassRecord, ...]
+    passes: tuple[PassReport, ...]
 
 
 class Consolidation:
@@ -206,8 +218,13 @@ class Consolidation:
             None if spec is None else spec.model,
             waiting["sources"],
             waiting["drafts"],
-            tuple(self.checkpoints.passes(uid, limit)),
+            tuple(self._report(r) for r in self.checkpoints.passes(uid, limit)),
         )
+
+    def _report(self, record: PassRecord) -> PassReport:
+        taken = self.checkpoints.contributions(record.uid, record.pass_id)
+        drafts = sum(1 for c in taken if is_queued_draft(c))
+        return PassReport(record, self.runner.verdict(record), drafts, len(taken) - drafts)
 
     def _unfinished(self, uid: str) -> bool:
         return any(not r.status.finished for r in self.checkpoints.passes(uid, limit=50))
