@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from kgmem.api.services import build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
@@ -23,6 +25,8 @@ from kgmem.pipeline import PassCondition, PassStatus, StageName
 from tests.pipeline.passes import SESSION_1, T1, UID, G, consolidation, open_services, say
 from tests.regressions.dead_pass_worker import drafts
 from tests.test_cli import kgmem
+
+pytestmark = pytest.mark.integration  # real worker and CLI processes
 
 ROOT = Path(__file__).resolve().parents[2]
 TITLES = ["Alice knows Robert", "Alice works at Acme", "Robert lives in Paris"]
