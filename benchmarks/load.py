@@ -12,7 +12,8 @@ search meets the other's write batches). For ``--seconds`` every client loops ov
 * ``search``: ``/api/search`` for a word some client of the user wrote;
 * ``graphql``: the same search, or the newest memories, through ``/graphql``.
 
-It prints per operation the count, p50/p95/p99 in ms and 5xx answers; then every write
+First one client searches alone for ``--idle-seconds`` (the floor, in the same run). Then
+it prints per operation the count, p50/p95/p99 in ms and 5xx answers; then every write
 the server acknowledged (messages, notes, memories) is looked up in the store afterwards
 (SPARQL, per user) and the lost ones counted. Last lines: ``load_search_p95_ms=`` and
 ``load_lost_writes=``. Goal on a 2-core machine: search p95 <= 50 ms with 8 clients, no
@@ -206,6 +207,22 @@ class Client:
         self.http.close()
 
 
+def _alone(client: Client, tally: Tally, seconds: float) -> list[float]:
+    """The floor in the same run: one client writes a little, then searches alone for
+    ``seconds``; its search latencies (ms), kept apart from the load's."""
+    for _ in range(10):
+        client.draft()
+    pool = list(client.words)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        client.search(pool)
+    with tally.lock:
+        found = tally.latencies.pop("search", [])
+        for op in ("draft", "ingest", "own-search"):
+            tally.latencies.pop(op, None)
+    return found
+
+
 def lost_writes(server: Served, keys: dict[str, str], tally: Tally) -> dict[str, int]:
     """Per kind: acknowledged writes the store does not hold."""
     lost: dict[str, int] = defaultdict(int)
@@ -229,6 +246,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--idle-seconds", type=float, default=5.0, help="search alone first")
     args = parser.parse_args()
     tally = Tally()
     with (
@@ -241,6 +259,7 @@ def main() -> None:
             Client(server.url, uid, keys[uid], f"c{n}", tally, args.seed + n)
             for n, uid in enumerate(users[n % len(users)] for n in range(args.clients))
         ]
+        idle = _alone(clients[0], tally, args.idle_seconds)
         stop = threading.Event()
         threads = [
             threading.Thread(
@@ -255,6 +274,10 @@ def main() -> None:
         for thread in threads:
             thread.join()
         lost = lost_writes(server, keys, tally)
+    print(
+        f"alone first: {len(idle)} searches, p50 {percentile(idle, 50):.1f} ms, "
+        f"p95 {percentile(idle, 95):.1f} ms"
+    )
     print(f"{args.clients} clients, {len(users)} users, {args.seconds:g} s")
     print(f"{'operation':<11} {'count':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'5xx':>4}")
     for op in ("search", "own-search", "graphql", "ingest", "draft", "remember"):
