@@ -28,7 +28,7 @@ def _parse(query: str, options: dict[str, Any], operation: str | None) -> Docume
     if operation is None and len(operations) > 1:
         raise GraphQLError(
             f"The document holds {len(operations)} operations: operationName must name one.",
-            extensions={"field": "operationName"},
+            extensions={"field": "operationName", "code": "BAD_REQUEST"},
         )
     return document
 

@@ -56,7 +56,10 @@ def _page(first: int, most: int) -> int:
     """A page size the caller asked for: a number below 1 is an error naming ``first``
     (it once silently became 1); one above ``most`` is capped at ``most``."""
     if first < 1:
-        raise GraphQLError(f"first must be at least 1 (got {first})", extensions={"field": "first"})
+        raise GraphQLError(
+            f"first must be at least 1 (got {first})",
+            extensions={"field": "first", "code": "BAD_USER_INPUT"},  # the caller's, not ours
+        )
     return min(first, most)
 
 

@@ -16,63 +16,14 @@ NUL, non-BMP characters and lone surrogates, and time values outside the calenda
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import httpx
 import pytest
 
-from tests.api.test_sparql import World, running_world
-from tests.regressions.tripwire import Tripwire, tripwire
+from tests.hostile.conftest import Target, assert_health_held
 
 pytestmark = pytest.mark.integration
-
-
-@dataclass
-class Watch:
-    """``/health`` latencies and failures while the attacks run."""
-
-    latencies: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Target:
-    world: World
-    wire: Tripwire
-    watch: Watch
-
-    def headers(self, token: str | None = None, **extra: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {token or self.world.alice}", **extra}
-
-
-def _watch(url: str, watch: Watch, stop: threading.Event) -> None:
-    with httpx.Client(timeout=10) as http:
-        while not stop.is_set():
-            started = time.monotonic()
-            try:
-                code = http.get(f"{url}/health").status_code
-                if code != 200:
-                    watch.failures.append(f"/health answered {code}")
-            except httpx.HTTPError as exc:
-                watch.failures.append(f"/health failed: {exc!r}")
-            watch.latencies.append(time.monotonic() - started)
-            time.sleep(0.05)
-
-
-@pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    stop, watch = threading.Event(), Watch()
-    with running_world(tmp_path_factory.mktemp("home")) as world, tripwire() as wire:
-        watcher = threading.Thread(target=_watch, args=(world.url, watch, stop), daemon=True)
-        watcher.start()
-        try:
-            yield Target(world, wire, watch)
-        finally:
-            stop.set()
-            watcher.join(timeout=15)
 
 
 def _below_500(answer: httpx.Response) -> None:
@@ -388,8 +339,4 @@ def test_mcp_calls_are_answered_below_500(target: Target, name: str) -> None:
 
 def test_zz_health_answered_within_a_second_throughout(target: Target) -> None:
     """Runs last in this module (pytest keeps file order; xdist keeps a module together)."""
-    watch = target.watch
-    assert len(watch.latencies) > 20, "the watcher hardly ran"
-    assert watch.failures == []
-    assert max(watch.latencies) < 1.0, f"/health took up to {max(watch.latencies):.2f} s"
-    assert target.wire.connections == []
+    assert_health_held(target)

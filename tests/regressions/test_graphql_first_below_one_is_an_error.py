@@ -28,4 +28,4 @@ def test_a_page_below_one_is_an_error_naming_first(
     assert body.get("data") is None, body
     (error,) = body["errors"]
     assert "first must be at least 1" in error["message"]
-    assert error["extensions"]["field"] == "first"
+    assert error["extensions"] == {"field": "first", "code": "BAD_USER_INPUT"}

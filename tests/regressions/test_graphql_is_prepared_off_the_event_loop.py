@@ -86,4 +86,4 @@ def test_two_operations_run_the_one_named(client: TestClient, settings: Settings
     (error,) = client.post("/graphql", json={"query": query}, headers=_key(settings)).json()[
         "errors"
     ]
-    assert error["extensions"] == {"field": "operationName"}
+    assert error["extensions"] == {"field": "operationName", "code": "BAD_REQUEST"}
