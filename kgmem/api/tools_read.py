@@ -12,7 +12,7 @@ from rdflib import URIRef
 
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
-from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.api.tools_args import Fields, jsonable, node_id, short_id
 from kgmem.memory import (
     DecisionRecord,
     MemoryKind,
@@ -150,8 +150,6 @@ class SearchArgs:
             f.texts("statuses", maximum=20, each=32),
         )
         f.done()
-        if args.since and args.until and args.since >= args.until:
-            raise ArgumentError("since", "must be before until")
         return args
 
 

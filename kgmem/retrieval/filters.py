@@ -4,7 +4,9 @@ Statuses apply to memories: pages and notes have none and count as active, so th
 exactly when ``active`` is asked for (the default). A time range meets a memory by when it
 happened (``occurred_at``), else when it held (``valid_from``..``valid_until``), else when it
 was recorded; a page by its current revision, a note by its timestamp
-(:meth:`~kgmem.index.lexical.LexicalDoc.overlaps`).
+(:meth:`~kgmem.index.lexical.LexicalDoc.overlaps`). The bounds are independent: a document is
+at or after ``start`` and before ``end``, so a window whose end is not after its start
+(``since == until``) holds nothing, and a search in it finds nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +67,14 @@ class SearchFilters:
             end=end,
         )
 
+    @property
+    def empty(self) -> bool:
+        """Whether the time window holds nothing (its end is not after its start)."""
+        return self.start is not None and self.end is not None and self.start >= self.end
+
     def accepts(self, doc: LexicalDoc) -> bool:
+        if self.empty:
+            return False
         if doc.kind == "memory":
             if doc.memory_kind not in self.memory_kinds or doc.status not in self.statuses:
                 return False
@@ -125,7 +134,4 @@ def _time_range(given: TimeRange | None) -> TimeRange:
         if bound is not None and not isinstance(bound, datetime):
             raise InvalidSearch("time_range", given, "start and end are datetimes or None")
         bounds.append(bound if bound is None or bound.tzinfo else bound.replace(tzinfo=UTC))
-    start, end = bounds
-    if start is not None and end is not None and start >= end:
-        raise InvalidSearch("time_range", given, "start must be before end")
-    return start, end
+    return bounds[0], bounds[1]

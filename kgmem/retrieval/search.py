@@ -123,7 +123,8 @@ class MemorySearch:
 
         Only active memories (and pages and notes) unless ``statuses`` names others; ``kinds``
         takes memory kinds and ``memory``/``page``/``note``; every given tag must be present;
-        ``entity`` is an entity IRI or name the memory is about; ``time_range`` is [start, end).
+        ``entity`` is an entity IRI or name the memory is about; ``time_range`` is [start, end)
+        (empty, so nothing is found, when end is not after start).
         """
         UserGraphs(uid)  # a malformed uid is a GraphNameError before anything is read
         text, k = self._check_query(query), self._check_k(k)
@@ -132,6 +133,8 @@ class MemorySearch:
         filters = SearchFilters.of(kinds, tags, time_range, statuses)
         if entity is not None:
             filters = replace(filters, entities=self._entities(uid, check_entity(entity)))
+        if filters.empty:
+            return []
         now = self._clock.now()  # one instant for the whole search
         cue = find_time_cue(text, now)
         lexical = text if cue is None else text[: cue.span[0]] + " " + text[cue.span[1] :]

@@ -161,7 +161,6 @@ def test_a_bad_argument_is_a_422_naming_the_field(
         ("/api/search?q=x&kind=mood", "kind"),
         ("/api/search?q=x&status=happy", "status"),
         ("/api/search?q=x&since=yesterday", "since"),
-        ("/api/search?q=x&since=2026-02-01&until=2026-01-01", "since"),
         ("/api/search?q=x&q=y", "q"),
         ("/api/search?q=x&user=bob", "user"),
         ("/api/memories?kind=mood", "kind"),

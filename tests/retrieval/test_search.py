@@ -148,6 +148,15 @@ def test_time_range_filter(world: World) -> None:
     assert set(ids(search.memory_search("alice", "trip", time_range=recent))) == {str(fact)}
 
 
+def test_a_window_that_ends_where_it_starts_holds_nothing(world: World) -> None:
+    search = searcher(world, LexicalIndex(world.store, QUERIES))
+    remember(world, "Trip to Rome", "we flew to Rome", kind="episodic", occurred_at="2025-05-10")
+    assert len(search.memory_search("alice", "rome")) == 1
+    instant = datetime(2025, 5, 10, tzinfo=UTC)
+    for window in ((instant, instant), (instant, instant - timedelta(days=400))):
+        assert search.memory_search("alice", "rome", time_range=window) == []
+
+
 def _quarantined(world: World) -> URIRef:
     first = world.say("user", "I work at Acme.")
     [created] = world.draft(works_at(first, predicate=str(EMPLOYER)))
