@@ -25,7 +25,7 @@ from rdflib.term import Identifier
 
 from kgmem.errors import ArgumentError, GraphNameError, UnknownMemory
 from kgmem.memory import NodeKind, node_iri, parse_node
-from kgmem.memory.model import canonical_time
+from kgmem.memory.times import parse_time
 from kgmem.store import check_id
 
 __all__ = ["ArgumentError", "Fields", "jsonable", "node_id", "short_id"]
@@ -138,14 +138,10 @@ class Fields:
         value = self._get(key)
         if value is _MISSING:
             return None
-        if not isinstance(value, str) or len(value) > 64:
+        if not isinstance(value, str):
             raise ArgumentError(self.name(key), "expected an ISO 8601 date-time string")
         try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            raise ArgumentError(self.name(key), "expected an ISO 8601 date-time") from None
-        try:
-            return canonical_time(parsed)
+            return parse_time(value)
         except ValueError as exc:
             raise ArgumentError(self.name(key), str(exc)) from None
 

@@ -8,12 +8,11 @@ onto the individuals of kgmem's vocabulary (``ontologies/kgmem.ttl``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,6 +22,7 @@ from pydantic import (
 )
 from rdflib import URIRef
 
+from kgmem.memory.times import Duration, Instant
 from kgmem.vocab import KGM, VocabEnum
 
 __all__ = [
@@ -114,33 +114,6 @@ def check_tool_outcome(value: Any, info: ValidationInfo) -> Any:
     if role not in (None, Role.TOOL) and value is not None:
         raise ValueError("only a message with role 'tool' has an outcome")
     return value
-
-
-#: The earliest and latest time kgmem keeps: any later arithmetic (a ttl, decay) stays in range.
-EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=UTC), datetime(9000, 1, 1, tzinfo=UTC)
-
-
-def canonical_time(value: datetime) -> datetime:
-    """``value`` in UTC (a naive time, or a date alone, is taken as UTC); a time outside
-    :data:`EARLIEST` .. :data:`LATEST` is a :class:`ValueError`.
-
-    >>> canonical_time(datetime(2026, 3, 14)).isoformat()
-    '2026-03-14T00:00:00+00:00'
-    >>> canonical_time(datetime.fromisoformat("0001-01-01T00:00:00+14:00"))
-    Traceback (most recent call last):
-    ValueError: out of range: give a time between the years 1000 and 9000
-    """
-    try:
-        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    except OverflowError:
-        utc = None
-    if utc is None or not EARLIEST <= utc < LATEST:
-        raise ValueError("out of range: give a time between the years 1000 and 9000")
-    return utc
-
-
-#: A point in time as every input takes it: ISO 8601, stored in UTC (see :func:`canonical_time`).
-Instant = Annotated[datetime, AfterValidator(canonical_time)]
 
 
 @dataclass(frozen=True)
@@ -237,8 +210,8 @@ class DraftMemory(_Draft):
     claims: tuple[ClaimDraft, ...] = ()
     evidence: tuple[EvidenceDraft, ...] = ()
     reported_source: ReportedSource | None = None
-    occurred_at: Instant | None = None
-    ttl: timedelta | None = None
+    occurred_at: Instant | None = Field(default=None, validate_default=True)
+    ttl: Duration | None = None
     source_refs: tuple[str, ...] = ()
 
     @field_validator("excerpt")
@@ -256,10 +229,17 @@ class DraftMemory(_Draft):
             raise ValueError(f"at most {cap} tags, got {len(value)}")
         return value
 
-    @model_validator(mode="after")
-    def _episode_time(self) -> Self:
-        if self.kind is MemoryKind.EPISODIC and self.occurred_at is None:
+    @field_validator("occurred_at")
+    @classmethod
+    def _episode_time(cls, value: datetime | None, info: ValidationInfo) -> datetime | None:
+        # a field validator (``kind`` is validated first), so the error names occurred_at
+        if value is None and info.data.get("kind") is MemoryKind.EPISODIC:
             raise ValueError("an episodic memory needs occurred_at")
-        if self.ttl is not None and self.ttl <= timedelta(0):
+        return value
+
+    @field_validator("ttl")
+    @classmethod
+    def _positive_ttl(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value <= timedelta(0):
             raise ValueError("ttl must be positive")
-        return self
+        return value

@@ -22,13 +22,13 @@ from pydantic import (
 from rdflib import URIRef
 
 from kgmem.memory.model import (
-    Instant,
     Role,
     SourceType,
     ToolOutcome,
     check_tool_name,
     check_tool_outcome,
 )
+from kgmem.memory.times import Instant
 
 __all__ = [
     "MAX_SOURCE_TEXT",
