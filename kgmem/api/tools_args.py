@@ -4,6 +4,8 @@ Arguments arrive as decoded JSON (REST bodies, MCP tool calls, GraphQL inputs tu
 mappings). :class:`Fields` reads one JSON object: each accessor checks one field and raises
 :class:`ArgumentError` naming it (``messages[2].turn``); :meth:`Fields.done` refuses any
 field no accessor asked for, so a misspelt field is an error rather than silently ignored.
+A ``null`` anywhere in the arguments is refused naming its field: no schema admits one, and
+"leave it out" is the one way to ask for a default, on every surface.
 
 Memory and decision ids are the full node IRI or its last segment (the short id); an id of
 another user, of another kind of node, or of nothing at all is :class:`UnknownMemory`
@@ -13,6 +15,7 @@ alike, so a refusal never tells whether someone else's id exists.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from datetime import datetime, timedelta
@@ -28,10 +31,19 @@ from kgmem.memory import NodeKind, node_iri, parse_node
 from kgmem.memory.times import parse_time
 from kgmem.store import check_id
 
-__all__ = ["ArgumentError", "Fields", "jsonable", "node_id", "short_id"]
+__all__ = [
+    "ArgumentError",
+    "Fields",
+    "describe",
+    "jsonable",
+    "node_id",
+    "refuse_unreadable",
+    "short_id",
+]
 
 E = TypeVar("E", bound=Enum)
 _MAX_ID = 1000
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 
 
 _MISSING = object()
@@ -42,9 +54,9 @@ class Fields:
 
     def __init__(self, raw: object, where: str = "") -> None:
         if not isinstance(raw, Mapping):
-            raise ArgumentError(where or None, f"expected a JSON object, got {_type(raw)}")
-        if not where:  # the whole arguments: every string in them, once
-            _refuse_lone_surrogates(raw)
+            raise ArgumentError(where or None, f"expected a JSON object, got {describe(raw)}")
+        if not where:  # the whole arguments: every value in them, once
+            refuse_unreadable(raw)
         self._raw: Mapping[str, object] = raw
         self._where = where
         self._seen: set[str] = set()
@@ -55,11 +67,10 @@ class Fields:
 
     def _get(self, key: str) -> object:
         self._seen.add(key)
-        value = self._raw.get(key, _MISSING)
-        return _MISSING if value is None else value
+        return self._raw.get(key, _MISSING)
 
     def has(self, key: str) -> bool:
-        return self._raw.get(key) is not None
+        return key in self._raw
 
     def raw(self, key: str) -> object:
         """The field as given (None when absent), for a parser of its own."""
@@ -67,18 +78,28 @@ class Fields:
         return None if value is _MISSING else value
 
     def text(
-        self, key: str, *, required: bool = False, maximum: int = 2000, default: str | None = None
+        self,
+        key: str,
+        *,
+        required: bool = False,
+        maximum: int = 2000,
+        default: str | None = None,
+        blank: bool = False,
     ) -> str | None:
+        """A string of 1 to ``maximum`` characters, not all whitespace; ``blank``: an empty
+        or all-whitespace one is taken too, as ``""`` (for a field whose default is "")."""
         value = self._get(key)
         if value is _MISSING:
             self._absent(key, required)
             return default
         if not isinstance(value, str):
-            raise ArgumentError(self.name(key), f"expected a string, got {_type(value)}")
-        if not value.strip():
-            raise ArgumentError(self.name(key), "must not be empty")
+            raise ArgumentError(self.name(key), f"expected a string, got {describe(value)}")
         if len(value) > maximum:
             raise ArgumentError(self.name(key), f"at most {maximum} characters")
+        if not value.strip():
+            if blank:
+                return ""
+            raise ArgumentError(self.name(key), "must not be empty")
         return value
 
     def required_text(self, key: str, *, maximum: int = 2000) -> str:
@@ -87,13 +108,18 @@ class Fields:
         return value
 
     def integer(self, key: str, *, default: int, low: int, high: int) -> int:
+        """A whole number: JSON's ``14`` or ``14.0`` (JSON Schema's integer is any number
+        with no fraction), or the same written in a query string."""
         value = self._get(key)
         if value is _MISSING:
             return default
-        if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) < 20:
-            value = int(value)  # a query-string parameter
+        if isinstance(value, str) and len(value) < 40 and _NUMBER.fullmatch(value.strip()):
+            text = value.strip()  # a query-string parameter
+            value = int(text) if text.lstrip("+-").isdigit() else float(text)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ArgumentError(self.name(key), f"expected a whole number, got {_type(value)}")
+            raise ArgumentError(self.name(key), f"expected a whole number, got {describe(value)}")
         if not low <= value <= high:
             raise ArgumentError(self.name(key), f"must be from {low} to {high}")
         return value
@@ -128,7 +154,7 @@ class Fields:
         if value is _MISSING:
             raise ArgumentError(self.name(key), "required")
         if not isinstance(value, list):
-            raise ArgumentError(self.name(key), f"expected a list, got {_type(value)}")
+            raise ArgumentError(self.name(key), f"expected a list, got {describe(value)}")
         if not low <= len(value) <= high:
             raise ArgumentError(self.name(key), f"give {low} to {high} items, got {len(value)}")
         return list(value)
@@ -156,13 +182,16 @@ class Fields:
             raise ArgumentError(self.name(key), "required")
 
 
-def _refuse_lone_surrogates(raw: Mapping[str, object]) -> None:
-    """:class:`ArgumentError` naming the first string (key or value) that holds a lone UTF-16
-    surrogate: JSON lets ``"\\ud800"`` through, but it is no character, and nothing can
-    store it. Time linear in the arguments; an explicit stack, so depth costs no recursion."""
+def refuse_unreadable(raw: Mapping[str, object]) -> None:
+    """:class:`ArgumentError` naming the first null, or the first string (key or value) that
+    holds a lone UTF-16 surrogate: JSON lets ``"\\ud800"`` through, but it is no character,
+    and nothing can store it. Time linear in the arguments; an explicit stack, so depth costs
+    no recursion."""
     stack: list[tuple[str, object]] = [("", raw)]
     while stack:
         where, value = stack.pop()
+        if value is None:
+            raise ArgumentError(where or None, "null is not a value: leave the field out")
         if isinstance(value, str):
             try:
                 value.encode("utf-8")
@@ -180,7 +209,8 @@ def _refuse_lone_surrogates(raw: Mapping[str, object]) -> None:
             stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
 
 
-def _type(value: object) -> str:
+def describe(value: object) -> str:
+    """What kind of JSON value ``value`` is, for an error message: ``a string``."""
     if value is None:
         return "null"
     return {

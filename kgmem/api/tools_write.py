@@ -141,7 +141,7 @@ class OutcomeArgs:
         f = Fields(raw)
         ids = f.objects("items", low=1, high=100)
         verdict = f.choice("verdict", Verdict, required=True)
-        task = f.text("task", maximum=500) or ""
+        task = f.text("task", maximum=500, blank=True) or ""
         f.done()
         assert verdict is not None
         memories = tuple(node_id(uid, i, NodeKind.MEMORY) for i in ids)
