@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
@@ -22,6 +23,7 @@ from kgmem.api.jobs import Jobs
 from kgmem.api.mcp import McpEndpoint
 from kgmem.api.me import me
 from kgmem.api.rest import rest_routes
+from kgmem.api.routing import http_error
 from kgmem.api.services import Services, build_services
 from kgmem.api.sparql import SparqlEndpoint
 from kgmem.clock import Clock
@@ -86,7 +88,11 @@ def create_app(
             Middleware(BodyCap, cap=settings.max_body_bytes),
             Middleware(KeyAuth, accounts=accounts),
         ],
-        exception_handlers={KgmemError: kgmem_error, Exception: unexpected_error},
+        exception_handlers={
+            HTTPException: http_error,
+            KgmemError: kgmem_error,
+            Exception: unexpected_error,
+        },
         lifespan=lifespan,
     )
     app.state.services = built

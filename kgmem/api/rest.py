@@ -27,6 +27,7 @@ from kgmem.api.errors import error_response
 from kgmem.api.openapi import openapi_route
 from kgmem.api.rest_body import BodyError, has_body, read_json
 from kgmem.api.rest_table import ENDPOINTS, Endpoint
+from kgmem.api.routing import IdRoute
 from kgmem.api.services import Services
 from kgmem.api.tools import ArgumentError, call
 from kgmem.errors import KgmemError
@@ -106,7 +107,19 @@ def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     return handle
 
 
+def _route(endpoint: Endpoint) -> Route:
+    handler = _handler(endpoint)
+    if "id" not in endpoint.path_params:
+        return Route(endpoint.route, handler, methods=[endpoint.method])
+    prefix = endpoint.path.split("{id}", 1)[0]
+    siblings = (
+        e.path[len(prefix) :].split("/", 1)[0] for e in ENDPOINTS if e.path.startswith(prefix)
+    )
+    reserved = frozenset(s for s in siblings if s and not s.startswith("{"))
+    return IdRoute(endpoint.route, handler, methods=[endpoint.method], reserved=reserved)
+
+
 def rest_routes() -> list[Route]:
     """The REST routes and ``GET /api/openapi.json``."""
-    routes = [Route(e.route, _handler(e), methods=[e.method]) for e in ENDPOINTS]
+    routes = [_route(e) for e in ENDPOINTS]
     return [*routes, openapi_route()]
