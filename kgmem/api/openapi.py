@@ -46,8 +46,9 @@ def _path_param(endpoint: Endpoint, name: str) -> Schema:
 
 
 def _body(endpoint: Endpoint, settings: Settings) -> Schema:
-    schema = copy.deepcopy(dict(TOOLS[endpoint.tool].schema))
-    for name in endpoint.path_params:
+    given = endpoint.body_schema or TOOLS[endpoint.tool].schema
+    schema = copy.deepcopy(dict(given))
+    for name in (*endpoint.path_params, *endpoint.fixed):
         schema["properties"].pop(name, None)
         if name in schema.get("required", []):
             schema["required"].remove(name)
@@ -75,7 +76,7 @@ def _operation(endpoint: Endpoint, settings: Settings) -> Schema:
     if endpoint.body:
         statuses += ["413", "415"]
     operation: Schema = {
-        "operationId": endpoint.tool,
+        "operationId": endpoint.operation_id,
         "summary": endpoint.summary,
         "description": tool.description,
         "parameters": params,

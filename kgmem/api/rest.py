@@ -43,7 +43,7 @@ async def _arguments(request: Request, endpoint: Endpoint, cap: int) -> dict[str
             raise BodyError(400, "malformed", "this route needs a JSON object body", "body")
         if body is not None and not isinstance(body, dict):
             raise ArgumentError(None, "the body must be a JSON object")
-        for name in endpoint.path_params:
+        for name in (*endpoint.path_params, *endpoint.fixed):
             if body is not None and name in body:
                 raise ArgumentError(name, "unknown field (it is given by the URL)")
         raw.update(body or {})
@@ -51,6 +51,7 @@ async def _arguments(request: Request, endpoint: Endpoint, cap: int) -> dict[str
         raise BodyError(400, "malformed", "this route takes no body", "body")
     raw.update(_query(request, endpoint))
     raw.update(request.path_params)
+    raw.update(endpoint.fixed)
     return raw
 
 
@@ -103,7 +104,7 @@ def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
             raise
         return JSONResponse(result)
 
-    handle.__name__ = endpoint.tool
+    handle.__name__ = endpoint.operation_id
     return handle
 
 

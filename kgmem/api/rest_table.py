@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgmem.api.tools import TOOLS, ManageAction, ReviewVerdict
+from kgmem.api.tools_schema import manage_body
 
 __all__ = ["ENDPOINTS", "Endpoint", "Param"]
 
@@ -29,6 +30,10 @@ class Param:
 
 @dataclass(frozen=True)
 class Endpoint:
+    """One route. ``fixed`` are arguments the route itself gives (``/api/memories/{id}/pin``
+    is manage_memory with action pin); ``body_schema``, when given, is exactly what its body
+    takes (else the tool's arguments minus the path's and the fixed ones)."""
+
     method: str
     path: str  # as OpenAPI writes it: /api/memories/{id}
     tool: str
@@ -37,10 +42,17 @@ class Endpoint:
     body: bool = False  # a JSON body with the tool's arguments (minus path and fixed ones)
     body_required: bool = True
     path_enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    fixed: Mapping[str, str] = field(default_factory=dict)
+    body_schema: Mapping[str, Any] | None = None
 
     @property
     def path_params(self) -> tuple[str, ...]:
         return tuple(p[1:-1] for p in self.path.split("/") if p.startswith("{"))
+
+    @property
+    def operation_id(self) -> str:
+        """The tool's name, and the fixed arguments' values: ``manage_memory_pin``."""
+        return "_".join((self.tool, *self.fixed.values()))
 
     @property
     def route(self) -> str:
@@ -62,6 +74,30 @@ def _arg_schema(tool: str, arg: str) -> Mapping[str, Any]:
 
 
 _LIMIT = Param("limit", "limit", _int(1, 1000), "At most this many (default 50).")
+_ACTIONS = {
+    ManageAction.PIN: "Pin a memory",
+    ManageAction.UNPIN: "Unpin a memory",
+    ManageAction.ARCHIVE: "Archive a memory",
+    ManageAction.RESTORE: "Restore an archived memory",
+    ManageAction.FORGET: "Forget a memory: purge it from every graph and projection",
+    ManageAction.RATE: "Rate a memory: delta +1 or -1",
+    ManageAction.REVERT: "Revert a decision about a memory (default: the latest standing one)",
+}
+
+
+def _manage(action: ManageAction) -> Endpoint:
+    """A lifecycle action, one route each, so each body says exactly what it takes."""
+    return Endpoint(
+        "POST",
+        f"/api/memories/{{id}}/{action.value}",
+        "manage_memory",
+        _ACTIONS[action],
+        body=True,
+        body_required=action is ManageAction.RATE,
+        fixed={"action": action.value},
+        body_schema=manage_body(action),
+    )
+
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(
@@ -89,15 +125,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "get_memory",
         "One memory: every field, claims, evidence and its decisions",
     ),
-    Endpoint(
-        "POST",
-        "/api/memories/{id}/{action}",
-        "manage_memory",
-        "A lifecycle action: pin, unpin, archive, restore, forget, rate, revert",
-        body=True,
-        body_required=False,
-        path_enums={"action": tuple(a.value for a in ManageAction)},
-    ),
+    *(_manage(action) for action in ManageAction),
     Endpoint(
         "GET",
         "/api/search",
@@ -110,8 +138,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             Param("tag", "tags", _arg_schema("memory_search", "tags"), many=True),
             Param("entity", "entity", _arg_schema("memory_search", "entity")),
             Param("status", "statuses", _arg_schema("memory_search", "statuses"), many=True),
-            Param("since", "since", {"type": "string", "format": "date-time"}),
-            Param("until", "until", {"type": "string", "format": "date-time"}),
+            Param("since", "since", _arg_schema("memory_search", "since"), "At or after."),
+            Param("until", "until", _arg_schema("memory_search", "until"), "Before."),
         ),
     ),
     Endpoint(

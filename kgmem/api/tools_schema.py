@@ -11,7 +11,7 @@ from kgmem.memory import MemoryKind, MemoryStatus, Role, SupportKind, Verdict
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
 from kgmem.retrieval import DOC_KINDS, Intent
 
-__all__ = ["ERROR", "INPUTS", "MEMORY_ID", "obj"]
+__all__ = ["ERROR", "INPUTS", "MEMORY_ID", "manage_body", "obj"]
 
 Schema = dict[str, Any]
 
@@ -206,3 +206,14 @@ INPUTS: dict[str, Schema] = {
         {"id": MEMORY_ID, "verdict": enum([v.value for v in ReviewVerdict])}, ("id", "verdict")
     ),
 }
+
+
+def manage_body(action: ManageAction) -> Schema:
+    """What one manage_memory action takes besides ``id`` and ``action`` (its REST body):
+    rate a ``delta`` (required), revert a ``decision`` (optional), the others nothing."""
+    properties = INPUTS["manage_memory"]["properties"]
+    if action is ManageAction.RATE:
+        return obj({"delta": properties["delta"]}, ("delta",))
+    if action is ManageAction.REVERT:
+        return obj({"decision": properties["decision"]})
+    return obj({})

@@ -133,7 +133,6 @@ def _valid(route: str, memory: str) -> dict[str, Any]:
         ("/api/memories/{memory}/rate", {}, "delta"),
         ("/api/memories/{memory}/pin", {"delta": 1}, "delta"),
         ("/api/memories/{memory}/pin", {"id": "other"}, "id"),
-        ("/api/memories/{memory}/explode", None, "action"),
     ],
 )
 def test_a_bad_argument_is_a_422_naming_the_field(
@@ -172,6 +171,13 @@ def test_a_bad_argument_is_a_422_naming_the_field(
 def test_a_bad_query_parameter_is_a_422_naming_it(rest: ApiServer, url: str, field: str) -> None:
     with rest.client("eve") as c:
         assert error_of(c.get(url), 422)["field"] == field
+
+
+def test_an_unknown_action_is_no_route(rest: ApiServer, memory: str) -> None:
+    with rest.client("eve") as c:
+        before = rest.snapshot()
+        assert error_of(c.post(f"/api/memories/{memory}/explode"), 404)["field"] == "path"
+        assert rest.snapshot() == before
 
 
 def test_a_get_with_a_body_and_a_request_without_a_key_are_refused(rest: ApiServer) -> None:

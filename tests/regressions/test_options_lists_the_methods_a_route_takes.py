@@ -34,7 +34,7 @@ def _documented(client: httpx.Client) -> dict[str, set[str]]:
     paths: dict[str, dict[str, Any]] = answer.json()["paths"]
     out = {}
     for path, operations in paths.items():
-        url = path.replace("{id}", "0").replace("{verdict}", "approve").replace("{action}", "pin")
+        url = path.replace("{id}", "0").replace("{verdict}", "approve")
         methods = {m.upper() for m in operations if m in _METHODS}
         out[url] = methods | {"OPTIONS"} | ({"HEAD"} if "GET" in methods else set())
     return out
