@@ -79,7 +79,7 @@ def create_app(
             Route("/health", health),
             Route("/api/me", me),
             mcp.route,
-            *rest_routes(),
+            *rest_routes(settings),
             *admin_routes(),
             Route("/sparql", SparqlEndpoint(built), methods=["GET", "POST"]),
             graphql_route(built),

@@ -17,7 +17,7 @@ from kgmem.api.tools import TOOLS
 from kgmem.api.tools_schema import ERROR, MEMORY_ID
 from kgmem.config import Settings
 
-__all__ = ["openapi_document", "openapi_route"]
+__all__ = ["body_schema", "openapi_document", "openapi_route"]
 
 Schema = dict[str, Any]
 
@@ -45,7 +45,9 @@ def _path_param(endpoint: Endpoint, name: str) -> Schema:
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
 
-def _body(endpoint: Endpoint, settings: Settings) -> Schema:
+def body_schema(endpoint: Endpoint, settings: Settings) -> Schema:
+    """What ``endpoint``'s JSON body takes: its own schema, else the tool's arguments but
+    those the path gives; the batch and tag caps as ``settings`` has them."""
     given = endpoint.body_schema or TOOLS[endpoint.tool].schema
     schema = copy.deepcopy(dict(given))
     for name in (*endpoint.path_params, *endpoint.fixed):
@@ -55,10 +57,16 @@ def _body(endpoint: Endpoint, settings: Settings) -> Schema:
     if not schema.get("required"):
         schema.pop("required", None)
     if endpoint.tool == "draft_memory":
-        schema["properties"]["drafts"]["maxItems"] = settings.batch_max
+        drafts = schema["properties"]["drafts"]
+        drafts["maxItems"] = settings.batch_max
+        drafts["items"]["properties"]["tags"]["maxItems"] = settings.max_tags
+    return schema
+
+
+def _body(endpoint: Endpoint, settings: Settings) -> Schema:
     return {
         "required": endpoint.body_required,
-        "content": {"application/json": {"schema": schema}},
+        "content": {"application/json": {"schema": body_schema(endpoint, settings)}},
     }
 
 

@@ -4,8 +4,10 @@ Each :class:`Endpoint` names the tool it calls (:mod:`kgmem.api.tools`), its pat
 parameters and whether it takes a JSON body; the routes and the OpenAPI document
 (:mod:`kgmem.api.openapi`, served at ``/api/openapi.json``) are both made from the table, so
 they cannot drift apart. A request's arguments are its body's fields, its query parameters
-and its path parameters, parsed once by the tool: an unknown field or parameter is refused
-with its name, and every refusal happens before anything is read or written.
+and its path parameters (and what the route fixes, such as a lifecycle action). A body is
+checked against the schema the document shows for it, then everything is parsed once by the
+tool: an unknown field or parameter is refused with its name, and every refusal happens
+before anything is read or written.
 
 Memory ids in paths are the full IRI (URL-encoded) or the short id; the caller's key decides
 whose memory it is, so another user's id is a 404.
@@ -24,35 +26,50 @@ from starlette.routing import Route
 from kgmem.api.accounts import Principal
 from kgmem.api.auth import principal_of
 from kgmem.api.errors import error_response
-from kgmem.api.openapi import openapi_route
+from kgmem.api.openapi import body_schema, openapi_route
 from kgmem.api.rest_body import BodyError, has_body, read_json
 from kgmem.api.rest_table import ENDPOINTS, Endpoint
 from kgmem.api.routing import IdRoute
+from kgmem.api.schema_check import SchemaCheck
 from kgmem.api.services import Services
 from kgmem.api.tools import ArgumentError, call
+from kgmem.api.tools_args import refuse_unreadable
+from kgmem.config import Settings
 from kgmem.errors import KgmemError
 
 __all__ = ["rest_routes"]
 
 
-async def _arguments(request: Request, endpoint: Endpoint, cap: int) -> dict[str, object]:
+async def _arguments(
+    request: Request, endpoint: Endpoint, body_check: SchemaCheck, cap: int
+) -> dict[str, object]:
     raw: dict[str, object] = {}
     if endpoint.body:
         body = await read_json(request, cap)
         if body is None and endpoint.body_required:
             raise BodyError(400, "malformed", "this route needs a JSON object body", "body")
-        if body is not None and not isinstance(body, dict):
-            raise ArgumentError(None, "the body must be a JSON object")
-        for name in (*endpoint.path_params, *endpoint.fixed):
-            if body is not None and name in body:
-                raise ArgumentError(name, "unknown field (it is given by the URL)")
-        raw.update(body or {})
+        if body is not None:
+            _check_body(endpoint, body_check, body)
+            assert isinstance(body, dict)
+            raw.update(body)
     elif await has_body(request, cap):
         raise BodyError(400, "malformed", "this route takes no body", "body")
     raw.update(_query(request, endpoint))
     raw.update(request.path_params)
     raw.update(endpoint.fixed)
     return raw
+
+
+def _check_body(endpoint: Endpoint, body_check: SchemaCheck, body: object) -> None:
+    """Refuse a body the OpenAPI document refuses, naming the field (what nothing can store,
+    a lone surrogate or a null, first)."""
+    if not isinstance(body, dict):
+        raise ArgumentError(None, "the body must be a JSON object")
+    refuse_unreadable(body)
+    for name in (*endpoint.path_params, *endpoint.fixed):
+        if name in body:
+            raise ArgumentError(name, "unknown field (it is given by the URL)")
+    body_check.check(body)
 
 
 def _query(request: Request, endpoint: Endpoint) -> dict[str, object]:
@@ -90,12 +107,14 @@ def _call(services: Services, principal: Principal, tool: str, raw: object) -> d
         raise
 
 
-def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
+def _handler(endpoint: Endpoint, settings: Settings) -> Callable[[Request], Awaitable[Response]]:
+    body_check = SchemaCheck(body_schema(endpoint, settings) if endpoint.body else {})
+
     async def handle(request: Request) -> Response:
         principal = principal_of(request)
         services: Services = request.app.state.services
         try:
-            raw = await _arguments(request, endpoint, services.settings.max_body_bytes)
+            raw = await _arguments(request, endpoint, body_check, settings.max_body_bytes)
             result = await run_in_threadpool(_call, services, principal, endpoint.tool, raw)
         except BodyError as exc:
             return error_response(exc.status, exc.code, exc.message, exc.field)
@@ -108,8 +127,8 @@ def _handler(endpoint: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     return handle
 
 
-def _route(endpoint: Endpoint) -> Route:
-    handler = _handler(endpoint)
+def _route(endpoint: Endpoint, settings: Settings) -> Route:
+    handler = _handler(endpoint, settings)
     if "id" not in endpoint.path_params:
         return Route(endpoint.route, handler, methods=[endpoint.method])
     prefix = endpoint.path.split("{id}", 1)[0]
@@ -120,7 +139,8 @@ def _route(endpoint: Endpoint) -> Route:
     return IdRoute(endpoint.route, handler, methods=[endpoint.method], reserved=reserved)
 
 
-def rest_routes() -> list[Route]:
-    """The REST routes and ``GET /api/openapi.json``."""
-    routes = [_route(e) for e in ENDPOINTS]
+def rest_routes(settings: Settings) -> list[Route]:
+    """The REST routes and ``GET /api/openapi.json``; a body is checked against the schema
+    the document shows for it (:mod:`kgmem.api.schema_check`)."""
+    routes = [_route(e, settings) for e in ENDPOINTS]
     return [*routes, openapi_route()]

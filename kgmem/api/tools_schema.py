@@ -1,6 +1,11 @@
 """JSON Schemas of the agent tools' arguments: the OpenAPI request bodies and the MCP input
-schemas are these. They describe what :mod:`kgmem.api.tools_args` checks; the checks, not
-the schemas, are the authority (a test sends schema-generated input to every route)."""
+schemas are these. They say exactly what the tools take: a REST body is checked against its
+schema before the tool reads it (:mod:`kgmem.api.schema_check`), and an input a schema admits
+is one the tool's own checks (:mod:`kgmem.api.tools_args`, the gate's models) accept, which
+a hostile-input suite (``tests/hostile``) holds the server to. Conditions a field cannot say
+alone are said with ``if``/``then`` (an episode needs ``occurred_at``; a tool's message
+names its ``tool_outcome``, no other message does) and ``oneOf`` (a claim's object or
+value)."""
 
 from __future__ import annotations
 
@@ -9,9 +14,10 @@ from typing import Any
 from kgmem.api.tools_write import MESSAGE_FIELDS, ManageAction, ReviewVerdict
 from kgmem.memory import MemoryKind, MemoryStatus, Role, SupportKind, Verdict
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
+from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
 from kgmem.retrieval import DOC_KINDS, Intent
 
-__all__ = ["ERROR", "INPUTS", "MEMORY_ID", "manage_body", "obj"]
+__all__ = ["DURATION", "ERROR", "INPUTS", "MEMORY_ID", "VISIBLE", "WHEN", "manage_body", "obj"]
 
 Schema = dict[str, Any]
 
@@ -25,13 +31,32 @@ def obj(properties: Schema, required: tuple[str, ...] = (), description: str = "
     return out
 
 
+#: Some character Python's ``str.strip()`` keeps (what the tools read as "not empty"),
+#: spelled out: an ECMA-262 ``\\S`` differs from Python's (``\\x1c``-``\\x1f``, ``\\ufeff``).
+VISIBLE = r"[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
 def text(maximum: int, description: str = "", minimum: int = 1) -> Schema:
     out: Schema = {"type": "string", "minLength": minimum, "maxLength": maximum}
     if minimum:
-        out["pattern"] = r"\S"
+        out["pattern"] = VISIBLE
     if description:
         out["description"] = description
     return out
+
+
+def tool_only(schema: Schema, fields: tuple[str, ...], flags: tuple[str, ...] = ()) -> Schema:
+    """``schema`` (an object with a ``role``) where role ``tool`` requires ``tool_outcome``
+    and any other role has none of ``fields`` (and each of ``flags`` false), as
+    :func:`kgmem.memory.model.check_tool_outcome` has it."""
+    others: Schema = {name: {"not": {}} for name in fields}  # (a false schema names no field)
+    others.update({name: {"const": False} for name in flags})
+    return {
+        **schema,
+        "if": {"properties": {"role": {"const": Role.TOOL.value}}, "required": ["role"]},
+        "then": {"required": ["tool_outcome"]},
+        "else": {"properties": others},
+    }
 
 
 def enum(values: list[str], description: str = "") -> Schema:
@@ -55,8 +80,24 @@ def texts(
 
 
 MEMORY_ID = text(1000, "A memory id: its full IRI or its short id (the IRI's last segment).")
-_WHEN: Schema = {"type": "string", "format": "date-time"}
+# what kgmem.memory.times.parse_time reads, in the years it keeps (it also takes a time
+# with no offset, as UTC, which JSON Schema has no format for)
+WHEN: Schema = {
+    "type": "string",
+    "anyOf": [{"format": "date-time"}, {"format": "date"}],
+    "pattern": f"^[{EARLIEST_YEAR // 1000}-{LATEST_YEAR // 1000}][0-9]{{3}}-",
+    "description": "ISO 8601 / RFC 3339, in the years 1000 to 8999: a date-time, or a date "
+    "(that day at 00:00 UTC); a time with no offset is UTC.",
+}
 _NAME = text(200)
+# kgmem.memory.times.parse_duration: some part not zero, and a T only before a time part
+DURATION: Schema = {
+    "type": "string",
+    "pattern": f"^{DURATION_PATTERN}$",
+    "not": {"pattern": "^PT?$|T$|^[^1-9]*$"},
+    "description": "An ISO 8601 duration, e.g. P7D, PT12H or P1Y2M (a year is 365 days, "
+    "a month 30).",
+}
 
 ERROR: Schema = obj(
     {
@@ -88,10 +129,12 @@ _CLAIM = obj(
         "object": text(200, "An entity (give object or value)."),
         "value": text(2000, "A literal (give object or value)."),
         "negated": {"type": "boolean"},
-        "valid_from": _WHEN,
+        "valid_from": WHEN,
     },
     ("subject", "predicate"),
+    "A claim names an entity (object) or a literal (value): exactly one of them.",
 )
+_CLAIM["oneOf"] = [{"required": ["object"]}, {"required": ["value"]}]
 _EVIDENCE = obj(
     {
         "source": text(500, "A source IRI, chat:<chat>#<turn>, or 'reported'."),
@@ -100,17 +143,20 @@ _EVIDENCE = obj(
     },
     ("source",),
 )
-_REPORTED = obj(
-    {
-        "role": enum([r.value for r in Role]),
-        "text": text(20000),
-        "chat": text(500),
-        "tool_name": text(200),
-        "tool_outcome": enum([o.value for o in ToolOutcome]),
-    },
-    ("role", "text"),
-    "A source the agent reports inline (the user said: ...): agent authority. A tool's "
-    "output (role tool) names its tool_outcome.",
+_REPORTED = tool_only(
+    obj(
+        {
+            "role": enum([r.value for r in Role]),
+            "text": text(20000),
+            "chat": text(500),
+            "tool_name": text(200),
+            "tool_outcome": enum([o.value for o in ToolOutcome]),
+        },
+        ("role", "text"),
+        "A source the agent reports inline (the user said: ...): agent authority. A tool's "
+        "output (role tool) names its tool_outcome.",
+    ),
+    ("tool_name", "tool_outcome"),
 )
 DRAFT = obj(
     {
@@ -125,26 +171,40 @@ DRAFT = obj(
         "claims": {"type": "array", "items": _CLAIM},
         "evidence": {"type": "array", "items": _EVIDENCE},
         "reported_source": _REPORTED,
-        "occurred_at": _WHEN,
-        "ttl": {"type": "string", "description": "An ISO 8601 duration, e.g. P7D."},
+        "occurred_at": WHEN,
+        "ttl": DURATION,
         "source_refs": {"type": "array", "items": text(500)},
     },
     ("kind", "title"),
-    "A proposed memory; nothing is stored until the write gate accepts it.",
+    "A proposed memory; nothing is stored until the write gate accepts it. An episodic "
+    "memory says when it happened (occurred_at).",
+)
+DRAFT.update(
+    {
+        "if": {
+            "properties": {"kind": {"const": MemoryKind.EPISODIC.value}},
+            "required": ["kind"],
+        },
+        "then": {"required": ["occurred_at"]},
+    }
 )
 _MESSAGE_PROPS: Schema = {
     "chat": text(500, "The chat id."),
     "turn": {"type": "integer", "minimum": 0, "description": "The turn, from 0."},
     "role": enum([r.value for r in Role]),
     "text": text(MAX_SOURCE_TEXT, "The turn's text, kept verbatim."),
-    "timestamp": _WHEN,
+    "timestamp": WHEN,
     "tool_name": text(200, "role tool only."),
-    "tool_outcome": enum([o.value for o in ToolOutcome], "role tool only: required."),
+    "tool_outcome": enum([o.value for o in ToolOutcome], "role tool: required; else none."),
     "recall_tool": {"type": "boolean", "description": "role tool only: a recall tool."},
     "speaker": text(200, "Who wrote it."),
 }
 assert tuple(_MESSAGE_PROPS) == MESSAGE_FIELDS
-MESSAGE = obj(_MESSAGE_PROPS, ("chat", "turn", "role", "text"), "One chat turn.")
+MESSAGE = tool_only(
+    obj(_MESSAGE_PROPS, ("chat", "turn", "role", "text"), "One chat turn."),
+    ("tool_name", "tool_outcome"),
+    ("recall_tool",),
+)
 
 INPUTS: dict[str, Schema] = {
     "remember": obj(
@@ -166,8 +226,8 @@ INPUTS: dict[str, Schema] = {
             ),
             "tags": texts(20, 64, "Every tag must be present."),
             "entity": text(500, "An entity IRI or name the memory is about."),
-            "since": _WHEN,
-            "until": _WHEN,
+            "since": WHEN,
+            "until": WHEN,
             "statuses": texts(20, 32, "Default: active.", [s.value for s in MemoryStatus]),
         },
         ("query",),
