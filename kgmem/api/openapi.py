@@ -41,7 +41,8 @@ def _error(description: str) -> Schema:
 
 def _path_param(endpoint: Endpoint, name: str) -> Schema:
     values = endpoint.path_enums.get(name)
-    schema: Schema = {"type": "string", "enum": list(values)} if values else dict(MEMORY_ID)
+    given = TOOLS[endpoint.tool].schema["properties"].get(name, MEMORY_ID)
+    schema: Schema = {"type": "string", "enum": list(values)} if values else dict(given)
     return {"name": name, "in": "path", "required": True, "schema": schema}
 
 

@@ -150,6 +150,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         body=True,
     ),
     Endpoint("POST", "/api/remember", "memory_remember", "Keep a short note now", body=True),
+    Endpoint(
+        "GET",
+        "/api/notes/{id}",
+        "get_note",
+        "One note by id: a short note kept with remember, or an external note's revision",
+    ),
     Endpoint("POST", "/api/messages", "ingest_messages", "Ingest chat turns as sources", body=True),
     Endpoint(
         "POST",

@@ -23,18 +23,20 @@ from kgmem.api.services import Services
 from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.api.tools_read import (
     GetMemoryArgs,
+    GetNoteArgs,
     LimitArgs,
     ListMemoriesArgs,
     RetrieveArgs,
     SearchArgs,
     decisions_feed,
     get_memory,
+    get_note,
     list_memories,
     retrieve_memory,
     review_inbox,
     search,
 )
-from kgmem.api.tools_schema import INPUTS, obj
+from kgmem.api.tools_schema import INPUTS, NOTE_ID, obj
 from kgmem.api.tools_write import (
     CiteArgs,
     DraftArgs,
@@ -62,6 +64,7 @@ __all__ = [
     "DraftArgs",
     "Fields",
     "GetMemoryArgs",
+    "GetNoteArgs",
     "IngestArgs",
     "LimitArgs",
     "ListMemoriesArgs",
@@ -79,6 +82,7 @@ __all__ = [
     "decisions_feed",
     "draft",
     "get_memory",
+    "get_note",
     "ingest_messages",
     "jsonable",
     "list_memories",
@@ -122,8 +126,9 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
             _tool(
                 "memory_remember",
                 "Keep a short note now, e.g. something the user just said that may matter "
-                "later. Not a fact yet: notes fade over about two weeks unless consolidation "
-                "turns them into memories.",
+                "later. Not a fact yet: notes fade from context over about two weeks unless "
+                "consolidation turns them into memories. memory_search finds it at once, and "
+                "get_note reads it back by the id this answers.",
                 INPUTS["remember"],
                 lambda s, p, raw: RememberArgs.parse(raw),
                 remember,
@@ -209,6 +214,14 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 obj({"id": INPUTS["cite"]["properties"]["id"]}, ("id",)),
                 lambda s, p, raw: GetMemoryArgs.parse(raw, p.uid),
                 get_memory,
+            ),
+            _tool(
+                "get_note",
+                "One note by the id memory_remember answered (or a search hit of kind note): "
+                "its text, chat and when it was written.",
+                obj({"id": NOTE_ID}, ("id",)),
+                lambda s, p, raw: GetNoteArgs.parse(raw, p.uid),
+                get_note,
             ),
             _tool(
                 "review_inbox",

@@ -241,7 +241,8 @@ def node_id(uid: str, value: object, kind: NodeKind, field: str = "id") -> URIRe
 
 
 def _noun(kind: NodeKind) -> str:
-    return "decision" if kind is NodeKind.DECISION else "memory"
+    names = {NodeKind.DECISION: "decision", NodeKind.SHORT_NOTE: "note", NodeKind.NOTE: "note"}
+    return names.get(kind, "memory")
 
 
 def short_id(iri: object) -> str:

@@ -17,7 +17,17 @@ from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
 from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
 from kgmem.retrieval import DOC_KINDS, Intent
 
-__all__ = ["DURATION", "ERROR", "INPUTS", "MEMORY_ID", "VISIBLE", "WHEN", "manage_body", "obj"]
+__all__ = [
+    "DURATION",
+    "ERROR",
+    "INPUTS",
+    "MEMORY_ID",
+    "NOTE_ID",
+    "VISIBLE",
+    "WHEN",
+    "manage_body",
+    "obj",
+]
 
 Schema = dict[str, Any]
 
@@ -80,6 +90,7 @@ def texts(
 
 
 MEMORY_ID = text(1000, "A memory id: its full IRI or its short id (the IRI's last segment).")
+NOTE_ID = text(1000, "A note id, as memory_remember answered it: its IRI or its short id.")
 # what kgmem.memory.times.parse_time reads, in the years it keeps (it also takes a time
 # with no offset, as UTC, which JSON Schema has no format for)
 WHEN: Schema = {

@@ -2,7 +2,8 @@
 
 Documents are a user's memories (kg and quarantine graphs: title, excerpt, body, tags, claim
 values and predicate names, evidence quotes, names of the entities it is about), pages (title,
-path, current Markdown) and external notes (the latest revision of each path). Each document
+path, current Markdown), external notes (the latest revision of each path) and short notes
+(memory_remember, by their text). Each document
 also carries what retrieval filters and ranks on, read in the same pass, so a search runs no
 SPARQL at all.
 
@@ -48,7 +49,7 @@ log = logging.getLogger("kgmem.index")
 
 
 class LexicalIndex:
-    """BM25 over each user's memories, pages and external notes; thread-safe."""
+    """BM25 over each user's memories, pages and notes; thread-safe."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """What the lexical index indexes: words of a text (tokens, stems, stopwords) and the
-documents it builds from store rows (memories, pages, external notes), with what retrieval
-filters and ranks on."""
+documents it builds from store rows (memories, pages, external and short notes), with what
+retrieval filters and ranks on."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ __all__ = [
     "note_doc",
     "page_doc",
     "revision_key",
+    "short_note_doc",
     "stem",
     "words",
 ]
@@ -227,6 +228,22 @@ def note_doc(row: Row) -> LexicalDoc:
         fields=(("path", _path_words(path)), ("text", text)),
         excerpt=_first_line(text),
         path=path,
+        recorded_at=instant(row.get("timestamp")),
+    )
+
+
+def short_note_doc(row: Row) -> LexicalDoc:
+    """A short note (memory_remember) as a document: a note, searchable by its text (its
+    chat is left out: a chat's score sums the memories that quote it)."""
+    text = str(row["text"])
+    first = _first_line(text)
+    return LexicalDoc(
+        id=str(row["note"]),
+        kind="note",
+        title=first[:80],
+        graph=str(row["graph"]),
+        fields=(("text", text),),
+        excerpt=first,
         recorded_at=instant(row.get("timestamp")),
     )
 

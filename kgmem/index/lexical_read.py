@@ -23,6 +23,7 @@ from kgmem.index.lexical_docs import (
     note_doc,
     page_doc,
     revision_key,
+    short_note_doc,
 )
 from kgmem.index.lexical_shard import Shard
 from kgmem.store import (
@@ -96,7 +97,7 @@ class LexicalReader:
         for node in nodes:
             iri = str(node).split("#", 1)[0]  # a page revision is <page>#rN
             kind = _kind(graphs, iri)
-            if kind in ("memory", "page"):
+            if kind in ("memory", "page", "short"):
                 docs[iri] = kind
             elif kind == "note":
                 notes.add(iri)
@@ -133,7 +134,8 @@ class LexicalReader:
         nodes: Sequence[URIRef | str] | None,
         names: list[tuple[str, str]],
     ) -> list[LexicalDoc]:
-        """The memories or pages ``nodes`` (every memory and page when None), as documents;
+        """The memories, pages or short notes ``nodes`` (every one of them when None), as
+        documents;
         the names of the entities they are about go to ``names`` (entity, name)."""
         graphs, out = UserGraphs(uid), []
         keys = None if nodes is None else [URIRef(n) for n in nodes]
@@ -144,6 +146,10 @@ class LexicalReader:
             query, fixed = self._queries["index/lexical_pages"], {"graph": graphs.kg}
             rows = self._select(query, fixed, "page", keys, per_key=True)
             out += self._docs(rows, "page", page_doc)
+        if kind in ("all", "short"):
+            query, fixed = self._queries["index/lexical_short_notes"], {"graph": graphs.sources}
+            rows = self._select(query, fixed, "note", keys, per_key=True)
+            out += self._docs(rows, "note", short_note_doc)
         return out
 
     def _memories(

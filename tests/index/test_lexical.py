@@ -202,6 +202,18 @@ def test_refresh_keeps_the_latest_note_revision(world: World) -> None:
     assert found(index, "aquarium") == [str(second)] and found(index, "lighthouse") == []
 
 
+def test_a_short_note_is_a_note_document_from_a_rebuild_or_a_refresh(world: World) -> None:
+    kept = world.sources.remember("alice", "the spare key is under the blue pot", chat="c1")
+    index = LexicalIndex(world.store, QUERIES)
+    assert found(index, "spare key") == [str(kept.iri)]
+    doc = index.doc("alice", str(kept.iri))
+    assert doc is not None and (doc.kind, doc.path, doc.chats) == ("note", None, ())
+    later = world.sources.remember("alice", "the boiler code is 4711")
+    assert found(index, "boiler") == []  # not refreshed yet
+    assert index.refresh("alice", [later.iri]) == 1
+    assert found(index, "boiler") == [str(later.iri)]
+
+
 def test_refresh_after_a_page_revision(world: World) -> None:
     page = write_page(world, "Orchard", "# Orchard\nApple trees.", NOW)
     index = LexicalIndex(world.store, QUERIES)
