@@ -179,11 +179,12 @@ class MemorySearch:
         return k
 
     def _entities(self, uid: str, entity: str) -> frozenset[str]:
+        """The entities ``entity`` (an IRI or a name) denotes; an IRI that is none of this
+        user's denotes nothing, as a name no entity has does (so nothing is found, and
+        nothing tells whether it is someone else's)."""
         graphs = UserGraphs(uid)
         if "://" in entity or entity.startswith("urn:"):
-            if not entity.startswith(graphs.node_base):
-                raise InvalidSearch("entity", entity, "not an entity of this user")
-            return frozenset({entity})
+            return frozenset({entity}) if entity.startswith(graphs.node_base) else frozenset()
         query = self._queries["memory/entities_by_key"]
         rows = self._store.select(query, {"graph": graphs.kg, "key": Literal(name_key(entity))})
         return frozenset(str(row["entity"]) for row in rows)

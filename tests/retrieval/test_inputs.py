@@ -59,8 +59,6 @@ def test_the_bounds_themselves_are_accepted(world: World, search: MemorySearch) 
         {"tags": [f"t{i}" for i in range(21)]},
         {"entity": ""},
         {"entity": "x" * 501},
-        {"entity": "https://w3id.org/kgmem/user/bob/entity/abc"},
-        {"entity": "https://example.org/acme"},
         {"time_range": ("2026-05-01", None)},
         {"time_range": (MAY,)},
     ],
@@ -70,6 +68,13 @@ def test_unknown_filter_values_are_refused(search: MemorySearch, arguments: Any)
     with pytest.raises(InvalidSearch) as caught:
         search.memory_search("alice", "acme", **arguments)
     assert caught.value.field == next(iter(arguments))
+
+
+def test_an_entity_iri_not_of_this_user_finds_nothing(world: World, search: MemorySearch) -> None:
+    remember(world, "Acme", "I like acme")
+    assert len(search.memory_search("alice", "acme")) == 1
+    for other in ("https://w3id.org/kgmem/user/bob/entity/abc", "https://example.org/acme"):
+        assert search.memory_search("alice", "acme", entity=other) == []
 
 
 def test_a_malformed_user_id_is_refused(search: MemorySearch) -> None:
