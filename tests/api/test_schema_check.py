@@ -1,0 +1,88 @@
+"""A REST body against its schema: refused with the field and the tools' words."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import pytest
+
+from kgmem.api.schema_check import SchemaCheck
+from kgmem.api.tools_args import ArgumentError
+from kgmem.api.tools_schema import INPUTS, VISIBLE
+
+MESSAGE = {"chat": "c", "turn": 0, "role": "user", "text": "hi"}
+DRAFT = {"kind": "semantic", "title": "Tea"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "body", "field", "said"),
+    [
+        (
+            "ingest_messages",
+            {"messages": [{**MESSAGE, "role": "tool"}]},
+            "messages[0].tool_outcome",
+            "required when role is 'tool'",
+        ),
+        (
+            "ingest_messages",
+            {"messages": [{**MESSAGE, "tool_name": "x"}]},
+            "messages[0].tool_name",
+            "not allowed unless role is 'tool'",
+        ),
+        (
+            "ingest_messages",
+            {"messages": [{**MESSAGE, "turn": "1"}]},
+            "messages[0].turn",
+            "expected a whole number, got a string",
+        ),
+        (
+            "ingest_messages",
+            {"messages": [{**MESSAGE, "text": "\x1c "}]},
+            "messages[0].text",
+            "must not be empty",
+        ),
+        (
+            "draft",
+            {"drafts": [{**DRAFT, "kind": "episodic"}]},
+            "drafts[0].occurred_at",
+            "required when kind is 'episodic'",
+        ),
+        ("draft", {"drafts": [{**DRAFT, "ttl": "PT0S"}]}, "drafts[0].ttl", "must be positive"),
+        (
+            "draft",
+            {"drafts": [{**DRAFT, "occurred_at": "0999-01-01"}]},
+            "drafts[0].occurred_at",
+            "out of range",
+        ),
+        (
+            "draft",
+            {"drafts": [{**DRAFT, "claims": [{"subject": "I", "predicate": "p"}]}]},
+            "drafts[0].claims[0]",
+            "give exactly one of object or value",
+        ),
+        ("draft", {"drafts": [DRAFT], "extra": 1}, "extra", "unknown field"),
+        ("draft", {}, "drafts", "required"),
+        ("retrieve_memory", {"task": "x", "intent": "dream"}, "intent", "must be one of"),
+    ],
+)
+def test_a_refusal_names_the_field(tool: str, body: Any, field: str, said: str) -> None:
+    with pytest.raises(ArgumentError) as caught:
+        SchemaCheck(INPUTS[tool]).check(body)
+    assert caught.value.field == field
+    assert said in str(caught.value)
+
+
+def test_what_the_schema_admits_passes() -> None:
+    tool_message = {**MESSAGE, "role": "tool", "tool_outcome": "success", "recall_tool": True}
+    SchemaCheck(INPUTS["ingest_messages"]).check({"messages": [MESSAGE, tool_message]})
+    episode = {**DRAFT, "kind": "episodic", "occurred_at": "2026-03-14", "ttl": "P7D"}
+    SchemaCheck(INPUTS["draft"]).check({"drafts": [episode]})
+
+
+def test_not_empty_is_what_str_strip_keeps() -> None:
+    pattern = re.compile(VISIBLE)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        assert (pattern.search(char) is None) == char.isspace(), hex(code)
