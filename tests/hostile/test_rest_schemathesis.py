@@ -1,0 +1,270 @@
+"""Hostile input over REST, in bounded time: schemathesis drives every operation of
+``/api/openapi.json`` on a real server (``kgmem serve`` in a process of its own, so the
+generator's CPU is not the server's), authenticated with its first key, through its coverage,
+fuzzing and stateful phases, valid and invalid input alike, with text that holds NUL, non-BMP
+characters and the URL of a loopback tripwire. One run (fixed seed, derandomized, a capped
+number of examples per operation) feeds the tests below:
+
+- no answer is a 5xx;
+- every answer is one the document promises: a documented status and schema, a valid input
+  accepted (or refused with a documented 4xx), an invalid one refused, ``Allow`` right;
+- nothing connects to the tripwire, which is also the configured model's API base: no input
+  makes the server reach out;
+- ``/health`` answers within a second throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import httpx
+import pytest
+import schemathesis
+from schemathesis.engine import events, from_schema
+
+from tests.api.test_rest import allergy
+from tests.conftest import free_port
+from tests.regressions.tripwire import Tripwire, tripwire
+
+pytestmark = [pytest.mark.hostile, pytest.mark.integration]
+
+# CI runs the fixed seed; HOSTILE_SEED and HOSTILE_EXAMPLES explore further by hand.
+SEED = int(os.environ.get("HOSTILE_SEED", "22"))
+EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "25"))  # per operation and phase: ~1 min
+HEALTH_EVERY, HEALTH_WITHIN = 0.2, 1.0  # seconds
+# A body over max_body_bytes is refused whatever its schema says (JSON Schema cannot count
+# bytes), and every operation with a body documents that 413.
+TOO_LARGE = "413"
+
+
+@dataclass(frozen=True)
+class Finding:
+    operation: str
+    check: str
+    title: str
+    message: str
+    reproduce: str
+
+    def __str__(self) -> str:
+        return f"{self.operation}: {self.check}: {self.title}\n{self.message}\n{self.reproduce}"
+
+
+@dataclass
+class Run:
+    """What one schemathesis run against the server saw."""
+
+    operations: set[str] = field(default_factory=set)  # as the document lists them
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    answers: Counter[tuple[str, int]] = field(default_factory=Counter)  # (operation, status)
+    sent: list[object] = field(default_factory=list)  # every body and decoded URL
+    requests: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, what)
+    health: list[tuple[float, float]] = field(default_factory=list)  # (wall time, seconds)
+    connections: list[tuple[str, int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _config(base: str, token: str, wire: Tripwire) -> schemathesis.Config:
+    hostile = ["\x00", "tea\x00time", "\U0001f375\U0001d54b\U00010348", "\x00\U0001f600", wire.url]
+    hostile += [f"chat:{wire.url}#0", f"<{wire.url}>", wire.url.replace("http", "https")]
+    expected = ["400", "401", "403", "404", "405", "409", TOO_LARGE, "415", "422"]
+    return schemathesis.Config.from_dict(
+        {
+            "seed": SEED,
+            "suppress-health-check": ["all"],
+            "base-url": base,
+            "headers": {"Authorization": f"Bearer {token}"},
+            "request-timeout": 30,
+            "dictionaries": {"hostile": {"values": hostile}},
+            "generation": {
+                "mode": "all",
+                "max-examples": EXAMPLES,
+                "deterministic": True,
+                "database": "none",
+                "allow-x00": True,
+                "codec": "utf-8",
+                "dictionaries": {"string": {"dictionary": "hostile", "probability": 0.2}},
+            },
+            "checks": {
+                "negative_data_rejection": {"expected-statuses": expected},
+                "positive_data_acceptance": {
+                    "expected-statuses": ["2xx", "401", "403", "404", "409", TOO_LARGE]
+                },
+            },
+            "phases": {"stateful": {"max-steps": 10}},
+        }
+    )
+
+
+def _record(run: Run, event: events.EngineEvent) -> None:
+    if isinstance(event, events.NonFatalError | events.FatalError):
+        run.errors.append(repr(getattr(event, "value", None) or getattr(event, "exception", "")))
+        return
+    if not isinstance(event, events.ScenarioFinished):
+        return
+    recorder = event.recorder
+    for interaction in recorder.interactions.values():
+        request = interaction.request
+        response = interaction.response
+        if response is not None:
+            run.answers[(recorder.label, response.status_code)] += 1
+            shown = f"{request.method} {unquote(request.uri)[:120]} ({request.body_size or 0} B)"
+            end = interaction.timestamp
+            run.requests.append((end - response.elapsed, end, shown))
+        run.sent.append(unquote(request.uri))
+        if request.body:
+            run.sent.append(request.body.decode("utf-8", "replace"))
+    for case_id, checks in recorder.checks.items():
+        for check in checks:
+            info = check.failure_info
+            if info is not None:
+                failure, seen = info.failure, recorder.interactions.get(case_id)
+                answer = seen.response if seen is not None else None
+                said = "" if answer is None else f"{answer.status_code} {answer.content[:300]!r}"
+                reproduce = f"{info.code_sample[:1500]}\n-> {said}"
+                run.findings.append(
+                    Finding(recorder.label, check.name, failure.title, failure.message, reproduce)
+                )
+
+
+# /health is asked from a process of its own: a thread of this one would wait for the
+# generator (which holds the GIL in long C calls) and time that instead of the server.
+_PROBE = """
+import sys, time, httpx
+base, every, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+with httpx.Client(base_url=base, timeout=10) as client, open(out, "w") as log:
+    while True:
+        at, began = time.time(), time.monotonic()
+        try:
+            ok = client.get("/health").status_code == 200
+        except httpx.HTTPError:
+            ok = False
+        log.write(f"{at} {time.monotonic() - began if ok else 'inf'}\\n")
+        log.flush()
+        time.sleep(every)
+"""
+
+
+@contextmanager
+def _health(base: str, run: Run, out: Path) -> Iterator[None]:
+    """Ask ``/health`` every HEALTH_EVERY seconds while the block runs."""
+    command = [sys.executable, "-c", _PROBE, base, str(HEALTH_EVERY), str(out)]
+    probe = subprocess.Popen(command)
+    try:
+        yield
+    finally:
+        probe.terminate()
+        probe.wait(timeout=10)
+        for line in out.read_text().splitlines():
+            at, took = line.split()
+            run.health.append((float(at), float(took)))
+
+
+@contextmanager
+def _served(home: Path, wire: Tripwire) -> Iterator[httpx.Client]:
+    """``kgmem serve`` on a free loopback port, its model's API at the tripwire; a client
+    with the key it made on first start."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KGMEM_")}
+    env.update(KGMEM_HOME=str(home), LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1")
+    env.update(KGMEM_MODEL_PRIMARY="openai/tripwire", KGMEM_MODEL_API_BASE=wire.url)
+    port = free_port()
+    command = [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)]
+    with (home / "serve.log").open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_for(base, process, home / "serve.log")
+            token = (home / "api-key").read_text().strip()
+            headers = {"Authorization": f"Bearer {token}"}
+            with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+                yield client
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_for(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    pytest.fail(f"kgmem serve did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    found = Run()
+    home = tmp_path_factory.mktemp("hostile")
+    with tripwire() as wire, _served(home, wire) as client:
+        allergy(client, "h1", "peanuts")  # something for input to find or change
+        document = client.get("/api/openapi.json")
+        assert document.status_code == 200, document.text
+        token = str(client.headers["Authorization"]).removeprefix("Bearer ")
+        config = _config(str(client.base_url).rstrip("/"), token, wire)
+        schema = schemathesis.openapi.from_dict(document.json(), config=config)
+        found.operations = {
+            f"{method.upper()} {path}"
+            for path, operations in document.json()["paths"].items()
+            for method in operations
+        }
+        began = time.monotonic()
+        with _health(str(client.base_url), found, home / "health.log"):
+            for event in from_schema(schema).execute():
+                _record(found, event)
+        found.seconds = time.monotonic() - began
+        found.connections = list(wire.connections)
+    return found
+
+
+def _report(findings: list[Finding]) -> str:
+    return "\n\n".join(str(f) for f in findings[:10]) + f"\n({len(findings)} in all)"
+
+
+def test_the_run_covered_every_operation_with_hostile_text(run: Run) -> None:
+    assert not run.errors, run.errors
+    called = {operation for operation, _ in run.answers}
+    assert run.operations <= called, sorted(run.operations - called)
+    succeeded = {operation for operation, status in run.answers if status < 300}
+    assert len(succeeded & run.operations) >= 0.75 * len(run.operations), sorted(succeeded)
+    texts = [str(s) for s in run.sent]
+    assert any("\x00" in t or "\\u0000" in t for t in texts), "no NUL was sent"
+    assert any(any(ord(c) > 0xFFFF for c in t) or "\\ud8" in t for t in texts), "no non-BMP"
+
+
+def test_no_operation_answers_5xx(run: Run) -> None:
+    server_errors = {key: n for key, n in run.answers.items() if key[1] >= 500}
+    assert server_errors == {}, _report([f for f in run.findings if "server" in f.check])
+
+
+def test_every_answer_is_one_the_document_promises(run: Run) -> None:
+    assert run.findings == [], _report(run.findings)
+
+
+def test_nothing_reaches_the_tripwire(run: Run) -> None:
+    assert run.connections == []
+
+
+def test_health_answers_within_a_second_throughout(run: Run) -> None:
+    assert len(run.health) >= min(20, run.seconds / HEALTH_EVERY / 2), run.health
+    slow = [(at, took) for at, took in run.health if took >= HEALTH_WITHIN]
+    assert slow == [], "\n".join(
+        f"/health took {took:.2f} s; meanwhile: "
+        + "; ".join(r for start, end, r in run.requests if start <= at + took and end >= at)
+        for at, took in slow[:5]
+    )
