@@ -16,6 +16,7 @@ whose memory it is, so another user's id is a 404.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -27,7 +28,7 @@ from kgmem.api.accounts import Principal
 from kgmem.api.auth import principal_of
 from kgmem.api.errors import error_response
 from kgmem.api.openapi import body_schema, openapi_route
-from kgmem.api.rest_body import BodyError, has_body, read_json
+from kgmem.api.rest_body import BodyError, decode_json, read_capped
 from kgmem.api.rest_table import ENDPOINTS, Endpoint
 from kgmem.api.routing import IdRoute
 from kgmem.api.schema_check import SchemaCheck
@@ -40,22 +41,37 @@ from kgmem.errors import KgmemError
 __all__ = ["rest_routes"]
 
 
-async def _arguments(
-    request: Request, endpoint: Endpoint, body_check: SchemaCheck, cap: int
-) -> dict[str, object]:
+@dataclass(frozen=True)
+class _Given:
+    """What a request gave, read on the event loop; decoded and checked on a worker thread."""
+
+    body: bytes | None  # None: the route takes no body
+    content_type: str
+    query: dict[str, object]
+    path: dict[str, object]
+
+
+async def _given(request: Request, endpoint: Endpoint, cap: int) -> _Given:
+    body = await read_capped(request, cap)
+    if body and not endpoint.body:
+        raise BodyError(400, "malformed", "this route takes no body", "body")
+    content_type = request.headers.get("content-type", "")
+    query = _query(request, endpoint)
+    return _Given(body if endpoint.body else None, content_type, query, dict(request.path_params))
+
+
+def _arguments(endpoint: Endpoint, body_check: SchemaCheck, given: _Given) -> dict[str, object]:
     raw: dict[str, object] = {}
-    if endpoint.body:
-        body = await read_json(request, cap)
+    if given.body is not None:
+        body = decode_json(given.body, given.content_type)
         if body is None and endpoint.body_required:
             raise BodyError(400, "malformed", "this route needs a JSON object body", "body")
         if body is not None:
             _check_body(endpoint, body_check, body)
             assert isinstance(body, dict)
             raw.update(body)
-    elif await has_body(request, cap):
-        raise BodyError(400, "malformed", "this route takes no body", "body")
-    raw.update(_query(request, endpoint))
-    raw.update(request.path_params)
+    raw.update(given.query)
+    raw.update(given.path)
     raw.update(endpoint.fixed)
     return raw
 
@@ -94,11 +110,19 @@ def _rename(exc: KgmemError, endpoint: Endpoint) -> None:
         exc.field = names[current]  # type: ignore[attr-defined]
 
 
-def _call(services: Services, principal: Principal, tool: str, raw: object) -> dict[str, Any]:
-    """Run a tool on this worker thread. A failure's tracebacks are dropped here: their
-    frames may hold store cursors, which must be freed on the thread that opened them."""
+def _call(
+    services: Services,
+    principal: Principal,
+    endpoint: Endpoint,
+    body_check: SchemaCheck,
+    given: _Given,
+) -> dict[str, Any]:
+    """Check the arguments and run the tool, on this worker thread (a large body takes a
+    while to decode and check). A failure's tracebacks are dropped here: their frames may
+    hold store cursors, which must be freed on the thread that opened them."""
     try:
-        return call(services, principal, tool, raw)
+        raw = _arguments(endpoint, body_check, given)
+        return call(services, principal, endpoint.tool, raw)
     except Exception as exc:
         seen: BaseException | None = exc
         while seen is not None:
@@ -114,8 +138,10 @@ def _handler(endpoint: Endpoint, settings: Settings) -> Callable[[Request], Awai
         principal = principal_of(request)
         services: Services = request.app.state.services
         try:
-            raw = await _arguments(request, endpoint, body_check, settings.max_body_bytes)
-            result = await run_in_threadpool(_call, services, principal, endpoint.tool, raw)
+            given = await _given(request, endpoint, settings.max_body_bytes)
+            result = await run_in_threadpool(
+                _call, services, principal, endpoint, body_check, given
+            )
         except BodyError as exc:
             return error_response(exc.status, exc.code, exc.message, exc.field)
         except KgmemError as exc:

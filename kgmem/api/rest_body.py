@@ -10,7 +10,7 @@ import json
 
 from starlette.requests import Request
 
-__all__ = ["BodyError", "has_body", "read_capped", "read_json"]
+__all__ = ["BodyError", "decode_json", "has_body", "read_capped", "read_json"]
 
 
 class BodyError(Exception):
@@ -55,9 +55,14 @@ async def read_json(request: Request, cap: int) -> object | None:
     """The decoded body, or None when there is none; :class:`BodyError` when it is too
     large (413), not JSON by its content type (415) or not well-formed JSON (400)."""
     body = await read_capped(request, cap)
+    return decode_json(body, request.headers.get("content-type", ""))
+
+
+def decode_json(body: bytes, content_type: str) -> object | None:
+    """:func:`read_json` once the bytes are read (for a worker thread: decoding a large body
+    is work the event loop should not do)."""
     if not body:
         return None
-    content_type = request.headers.get("content-type", "")
     if not _is_json(content_type):
         shown = content_type or "none"
         raise BodyError(
