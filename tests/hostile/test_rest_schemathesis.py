@@ -16,23 +16,17 @@ number of examples per operation) feeds the tests below:
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import unquote
 
-import httpx
 import pytest
 import schemathesis
 from schemathesis.engine import events, from_schema
 
 from tests.api.test_rest import allergy
-from tests.conftest import free_port
+from tests.hostile.conftest import HEALTH_EVERY, HEALTH_WITHIN, health_probe, served
 from tests.regressions.tripwire import Tripwire, tripwire
 
 pytestmark = [pytest.mark.hostile, pytest.mark.integration]
@@ -40,7 +34,6 @@ pytestmark = [pytest.mark.hostile, pytest.mark.integration]
 # CI runs the fixed seed; HOSTILE_SEED and HOSTILE_EXAMPLES explore further by hand.
 SEED = int(os.environ.get("HOSTILE_SEED", "22"))
 EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "25"))  # per operation and phase: ~1 min
-HEALTH_EVERY, HEALTH_WITHIN = 0.2, 1.0  # seconds
 # A body over max_body_bytes is refused whatever its schema says (JSON Schema cannot count
 # bytes), and every operation with a body documents that 413.
 TOO_LARGE = "413"
@@ -136,82 +129,11 @@ def _record(run: Run, event: events.EngineEvent) -> None:
                 )
 
 
-# /health is asked from a process of its own: a thread of this one would wait for the
-# generator (which holds the GIL in long C calls) and time that instead of the server.
-_PROBE = """
-import sys, time, httpx
-base, every, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-with httpx.Client(base_url=base, timeout=10) as client, open(out, "w") as log:
-    while True:
-        at, began = time.time(), time.monotonic()
-        try:
-            ok = client.get("/health").status_code == 200
-        except httpx.HTTPError:
-            ok = False
-        log.write(f"{at} {time.monotonic() - began if ok else 'inf'}\\n")
-        log.flush()
-        time.sleep(every)
-"""
-
-
-@contextmanager
-def _health(base: str, run: Run, out: Path) -> Iterator[None]:
-    """Ask ``/health`` every HEALTH_EVERY seconds while the block runs."""
-    command = [sys.executable, "-c", _PROBE, base, str(HEALTH_EVERY), str(out)]
-    probe = subprocess.Popen(command)
-    try:
-        yield
-    finally:
-        probe.terminate()
-        probe.wait(timeout=10)
-        for line in out.read_text().splitlines():
-            at, took = line.split()
-            run.health.append((float(at), float(took)))
-
-
-@contextmanager
-def _served(home: Path, wire: Tripwire) -> Iterator[httpx.Client]:
-    """``kgmem serve`` on a free loopback port, its model's API at the tripwire; a client
-    with the key it made on first start."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KGMEM_")}
-    env.update(KGMEM_HOME=str(home), LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1")
-    env.update(KGMEM_MODEL_PRIMARY="openai/tripwire", KGMEM_MODEL_API_BASE=wire.url)
-    port = free_port()
-    command = [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)]
-    with (home / "serve.log").open("wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_for(base, process, home / "serve.log")
-            token = (home / "api-key").read_text().strip()
-            headers = {"Authorization": f"Bearer {token}"}
-            with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-                yield client
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _wait_for(base: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    pytest.fail(f"kgmem serve did not start:\n{log.read_text(errors='replace')[-3000:]}")
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     found = Run()
     home = tmp_path_factory.mktemp("hostile")
-    with tripwire() as wire, _served(home, wire) as client:
+    with tripwire() as wire, served(home, wire) as client:
         allergy(client, "h1", "peanuts")  # something for input to find or change
         document = client.get("/api/openapi.json")
         assert document.status_code == 200, document.text
@@ -224,9 +146,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
             for method in operations
         }
         began = time.monotonic()
-        with _health(str(client.base_url), found, home / "health.log"):
+        with health_probe(str(client.base_url), home / "health.log") as samples:
             for event in from_schema(schema).execute():
                 _record(found, event)
+        found.health = samples()
         found.seconds = time.monotonic() - began
         found.connections = list(wire.connections)
     return found
