@@ -13,8 +13,10 @@ Case format ``kgmem-correctness/1``: one JSON object per line, with the keys
   ``{"name", "label", "domain", "range", "functional"}`` (domain/range as ``schema:X`` CURIEs);
   a draft names one as ``delta:<name>``;
 - ``sources``: messages ingested first-hand, in order, each ``{"key", "role", "text"}`` plus
-  optional ``speaker``, ``chat``, ``tool_name``, ``tool_outcome``; a draft cites one as
-  ``"$<key>"`` in ``evidence[].source``;
+  optional ``speaker``, ``chat``, ``tool_name``, ``tool_outcome``, ``timestamp`` (ISO 8601,
+  when it was said; default: the run's now); a draft cites one as ``"$<key>"`` in
+  ``evidence[].source``, or as ``chat:<chat>#<n>``, ``n`` its position in ``sources`` (its
+  turn);
 - ``setup``: what is already known, in order, each ``{"draft": <draft>, "pin": bool}``; a
   setup draft that is refused makes the case *broken* (counted apart, never scored);
 - ``proposal``: the draft under test (the gate's draft payload: kind, title, claims,
@@ -205,6 +207,7 @@ def _ingest(services: Services, uid: str, sources: Sequence[dict[str, Any]]) -> 
             speaker=s.get("speaker"),
             tool_name=s.get("tool_name"),
             tool_outcome=s.get("tool_outcome"),
+            timestamp=s.get("timestamp"),
         )
         for n, s in enumerate(sources)
     ]

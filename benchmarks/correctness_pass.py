@@ -13,10 +13,12 @@ resolve, assemble, reconcile, validate, commit, author - on a recorded model
   with the proposal's quotes (and support) citing the sources by the ids the segment shows
   (``S1``...; a source the segment holds back, such as a recall tool's result, by its IRI).
   Subjects, objects and values are the proposal's; ``delta:<name>`` is written ``<name>``
-  (the model never sees the user's namespace); the title is the claim's ``statement``; an
-  entity's aliases are the claim's subject/object aliases. What an extracted claim cannot
-  carry is lost: a claim's ``valid_from`` (the pass takes the time the cited source was
-  said), a body, tags;
+  (the model never sees the user's namespace); a source cited as ``chat:<chat>#<turn>`` is the
+  segment's id of that turn, as one cited by key; the title is the claim's ``statement``; an
+  entity's aliases are the claim's subject/object aliases; a procedure's ``steps`` and
+  ``triggers`` go with every claim once ``ExtractedClaim`` declares them (:data:`CARRIED`).
+  What an extracted claim cannot carry is lost: a claim's ``valid_from`` (the pass takes the
+  time the cited source was said), a body, tags;
 - every other signature answers neutrally (:func:`kgmem.pipeline.scripted.neutral_replies`):
   a term only when named exactly as the surface, a tie is a new entity, every undeclared
   term deferred, pages by the deterministic renderer.
@@ -69,12 +71,15 @@ from kgmem.pipeline import (
     PassStatus,
     StageName,
 )
+from kgmem.pipeline.proposals import ExtractedClaim
 from kgmem.pipeline.reconcile import Decided, Reconciled
 from kgmem.pipeline.scripted import ScriptedEngine, claims_reply, inputs_of, neutral_replies
 from kgmem.pipeline.validate import Validated
 from kgmem.pipeline.worklist import worklist
 
 FOLLOW_UPS = 2
+#: draft fields an extracted claim carries once its type declares them (a procedure's steps)
+CARRIED = ("steps", "triggers")
 _HEADER = re.compile(r"^=== (S\d+) \| turn (\d+) \|", re.M)
 
 
@@ -124,6 +129,8 @@ def render(c: dict[str, Any]) -> list[Part]:
         "evidence": evidence,
         "confidence": proposal.get("confidence", 0.8),
     }
+    declared = ExtractedClaim.model_fields
+    base |= {k: proposal[k] for k in CARRIED if k in proposal and k in declared}
     claims = []
     for cl in proposal.get("claims", []):
         claims.append(
@@ -157,7 +164,14 @@ def render(c: dict[str, Any]) -> list[Part]:
     chat_of = {s["key"]: s.get("chat", "c1") for s in c["sources"]}
     first = next(iter(chat_of.values()), "c1")
     cited = [e["source"][1:] for e in evidence if str(e["source"]).startswith("$")]
-    chat = next((chat_of[k] for k in cited if k in chat_of), first)
+    named = [
+        str(e["source"]).removeprefix("chat:").rpartition("#")[0]
+        for e in evidence
+        if str(e["source"]).startswith("chat:")
+    ]
+    chats = set(chat_of.values())
+    chat = next((chat_of[k] for k in cited if k in chat_of), None)
+    chat = chat or next((n for n in named if n in chats), first)
     parts: list[Part] = []
     for n, cl in enumerate(claims + typings):
         index = sum(p.chat == chat for p in parts)
@@ -202,7 +216,16 @@ class CaseModel:
         if key is not None and key in self._turns:
             turn = self._turns[key]
             source = shown.get(turn, self._iris.get(key, source))
+        elif (turn := self._chat_turn(source)) is not None:
+            source = shown.get(turn, source)
         return evidence | {"source": source}
+
+    def _chat_turn(self, source: str) -> int | None:
+        """The turn ``chat:<chat>#<turn>`` names, when it is one of the case's messages."""
+        chat, _, turn = source.removeprefix("chat:").rpartition("#")
+        if not source.startswith("chat:") or not turn.isdigit():
+            return None
+        return int(turn) if self._chats.get(int(turn)) == chat else None
 
 
 def consolidation(services: Services, model: CaseModel) -> Consolidation:
@@ -276,7 +299,7 @@ class _Trace:
                 self.waiting.append((deferred[key].stated(), part))  # as queued
 
 
-def _item(services: Services, uid: str, fate: Fate) -> ItemResult:
+def item_result(services: Services, uid: str, fate: Fate) -> ItemResult:
     """The part's fate as the gate's item result, from what the pass committed."""
     decided = fate.decided
     outcome = Outcome(fate.outcome) if fate.outcome != "failed" else Outcome.REFUSED
@@ -315,6 +338,19 @@ def consolidate_case(
         return prepared
     keys, last = prepared
     parts = render(c)
+    return parts, run_parts(pipeline, model, uid, c, keys, parts), last
+
+
+def run_parts(
+    pipeline: Consolidation,
+    model: CaseModel,
+    uid: str,
+    c: dict[str, Any],
+    keys: dict[str, str],
+    parts: list[Part],
+) -> list[Fate]:
+    """Run a pass (and its follow-ups) over ``c``'s conversation, prepared for ``uid`` with
+    its sources at ``keys``, whose model answers ``parts``; what became of each part."""
     model.script(c, keys, parts)
     trace = _Trace({p.key: n for n, p in enumerate(parts)}, [Fate() for _ in parts])
     for _ in range(1 + FOLLOW_UPS):
@@ -327,7 +363,7 @@ def consolidate_case(
         if not fate.outcome:
             fate.outcome = Outcome.REFUSED.value
             fate.why = fate.why or "never extracted: the model was shown none of its sources"
-    return parts, trace.fates, last
+    return trace.fates
 
 
 def run_pass_case(
@@ -357,12 +393,14 @@ def judged(
     head = next((n for n, p in enumerate(parts) if not p.typing), 0)
     if fates[head].outcome == "failed":
         return verdict(c, "failed", False, fates[head].why, "consolidation")
-    claim = _item(services, uid, fates[head])
+    claim = item_result(services, uid, fates[head])
     ok = judge(services, uid, c["expect"], claim, last)
     if not ok and c["expect"] == "catch" and aligned(services, uid, c, claim):
         return verdict(c, ALIGNED, True, path="consolidation")
     if c["expect"] == "catch" and not ok and claim.outcome in {Outcome.DISCARDED, Outcome.MERGED}:
-        typed = [_item(services, uid, f) for p, f in zip(parts, fates, strict=True) if p.typing]
+        typed = [
+            item_result(services, uid, f) for p, f in zip(parts, fates, strict=True) if p.typing
+        ]
         ok = any(judge(services, uid, "catch", t, last) for t in typed)
     why = "; ".join(claim.reasons)
     notes = [
