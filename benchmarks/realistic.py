@@ -269,7 +269,7 @@ def main() -> None:
     bench = HERE.parents[1] / "shared" / "bench"
     parser.add_argument("--cases", type=Path, default=HERE / "realistic", help="conversations")
     parser.add_argument("--locomo", type=Path, default=bench / "locomo" / "locomo10.json")
-    parser.add_argument("--locomo-limit", type=int, default=100, help="observations (0: all)")
+    parser.add_argument("--locomo-limit", type=int, default=300, help="observations (0: all)")
     parser.add_argument("--no-locomo", action="store_true", help="the conversations alone")
     parser.add_argument("--failures", type=int, default=3, help="wrong cases shown per row")
     parser.add_argument("--paths", default=",".join(PATHS), help="of " + ", ".join(PATHS))
