@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-__all__ = ["holding", "load_benchmark"]
+__all__ = ["MCP_INIT", "holding", "load_benchmark", "on_the_loop_when_called"]
 
 _BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -48,3 +50,31 @@ def holding(path: Path) -> Iterator[None]:
         yield
     finally:
         holder.communicate("")
+
+
+# An MCP client's first request (JSON-RPC over streamable HTTP).
+MCP_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+
+
+def on_the_loop_when_called(calls: list[bool], wrapped: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrapped``, recording for each call whether it ran on an event loop's thread."""
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            calls.append(False)
+        else:
+            calls.append(True)
+        return wrapped(*args, **kwargs)
+
+    return record

@@ -21,6 +21,7 @@ import time
 import httpx
 import pytest
 
+from tests.helpers import MCP_INIT
 from tests.hostile.conftest import Target, assert_health_held
 
 pytestmark = pytest.mark.integration
@@ -316,17 +317,7 @@ _MCP_CALLS = {
 
 @pytest.mark.parametrize("name", sorted(_MCP_CALLS))
 def test_mcp_calls_are_answered_below_500(target: Target, name: str) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "hostile", "version": "0"},
-        },
-    }
-    opened = _mcp(target, init)
+    opened = _mcp(target, MCP_INIT)
     assert opened.status_code == 200, opened.text
     session = opened.headers["mcp-session-id"]
     _mcp(target, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)

@@ -13,6 +13,7 @@ import pytest
 from kgmem.api import create_app
 from kgmem.config import Settings
 from tests.conftest import serve_app
+from tests.helpers import MCP_INIT
 
 JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
@@ -30,17 +31,7 @@ def _deep(depth: int) -> str:
 
 
 def _mcp_session(url: str, headers: dict[str, str]) -> str:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "0"},
-        },
-    }
-    opened = httpx.post(f"{url}/mcp", json=init, headers=headers, timeout=10)
+    opened = httpx.post(f"{url}/mcp", json=MCP_INIT, headers=headers, timeout=10)
     assert opened.status_code == 200, opened.text
     return opened.headers["mcp-session-id"]
 

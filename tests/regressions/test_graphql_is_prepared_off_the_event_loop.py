@@ -7,36 +7,17 @@ naming the field."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 import strawberry.schema.schema
 from starlette.testclient import TestClient
 
 import kgmem.api.graphql_prepare as prepare
 from kgmem.config import Settings
+from tests.helpers import on_the_loop_when_called
 
 
 def _key(settings: Settings) -> dict[str, str]:
     return {"Authorization": f"Bearer {(settings.home / 'api-key').read_text().strip()}"}
-
-
-def _on_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _recording(calls: list[bool], wrapped: Callable[..., Any]) -> Callable[..., Any]:
-    def record(*args: Any, **kwargs: Any) -> Any:
-        calls.append(_on_loop())
-        return wrapped(*args, **kwargs)
-
-    return record
 
 
 def test_parse_and_validation_run_on_a_worker_thread(
@@ -45,14 +26,14 @@ def test_parse_and_validation_run_on_a_worker_thread(
     parsed: list[bool] = []
     validated: list[bool] = []
     strawberry_parsed: list[bool] = []
-    monkeypatch.setattr(prepare, "parse", _recording(parsed, prepare.parse))
+    monkeypatch.setattr(prepare, "parse", on_the_loop_when_called(parsed, prepare.parse))
     monkeypatch.setattr(
-        prepare, "validate_document", _recording(validated, prepare.validate_document)
+        prepare, "validate_document", on_the_loop_when_called(validated, prepare.validate_document)
     )
     monkeypatch.setattr(
         strawberry.schema.schema,
         "parse",
-        _recording(strawberry_parsed, strawberry.schema.schema.parse),
+        on_the_loop_when_called(strawberry_parsed, strawberry.schema.schema.parse),
     )
     answer = client.post("/graphql", json={"query": "{ me { id } }"}, headers=_key(settings))
     assert answer.json() == {"data": {"me": {"id": "me"}}}

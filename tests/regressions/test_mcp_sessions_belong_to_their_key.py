@@ -12,18 +12,9 @@ import pytest
 from kgmem.api import create_app
 from kgmem.config import Settings
 from tests.conftest import serve_app
+from tests.helpers import MCP_INIT
 
 ACCEPT = "application/json, text/event-stream"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
@@ -44,7 +35,7 @@ def _post(url: str, token: str, body: object, session: str | None = None) -> htt
 
 def test_another_keys_session_is_not_found(served: tuple[str, str, str]) -> None:
     url, alice, bob = served
-    opened = _post(url, alice, INIT)
+    opened = _post(url, alice, MCP_INIT)
     assert opened.status_code == 200, opened.text
     session = opened.headers["mcp-session-id"]
     _post(url, alice, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
@@ -70,9 +61,9 @@ def test_sessions_that_end_without_a_delete_are_forgotten(settings: Settings) ->
     owners.app.session_manager.session_idle_timeout = 0.5  # the manager ends idle sessions
     with serve_app(app, settings) as url:
         for _ in range(3):
-            assert _post(url, alice, INIT).status_code == 200
+            assert _post(url, alice, MCP_INIT).status_code == 200
         assert len(owners.owners) == 3
         time.sleep(1.5)
-        fresh = _post(url, alice, INIT).headers["mcp-session-id"]
+        fresh = _post(url, alice, MCP_INIT).headers["mcp-session-id"]
         assert list(owners.owners) == [fresh]
         assert _post(url, alice, LIST, fresh).status_code == 200
