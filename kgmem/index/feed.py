@@ -17,12 +17,11 @@ When it drains:
   ``Lifecycle.forget`` returns, neither the outbox nor any projection still names it;
 - for the *eager* targets (the lexical index), in the committing thread, as soon as the
   commit is written: a client's write is in the search index before it is acknowledged, so
-  a search reads every write acknowledged before it without doing any write's work itself;
+  a search reads every write acknowledged before it without doing any write's work itself.
+  The graph projection, whose commit can take seconds at scale, is not made to wait: the
+  entries stay in the outbox until every target has them, and the drain skips a target
+  that already read an entry (a refresh re-reads the store, so reading ahead loses nothing);
 - on demand (:meth:`ChangeFeed.drain`), e.g. before a packet that must see its own writes;
-- for one target only (:meth:`ChangeFeed.catch_up`): a search needs the lexical index to hold
-  the writes before it, not the graph projection, whose commit can take seconds at scale.
-  The entries stay in the outbox until every target has them; the drain then skips the
-  target that caught up (a refresh re-reads the store, so reading ahead loses nothing);
 - at start-up (:meth:`ChangeFeed.drain_all`): the entries a stopped or crashed process left.
 
 Never call :meth:`ChangeFeed.drain` while holding a store transaction: the background drain
@@ -131,7 +130,7 @@ class ChangeFeed:
         self._retry, self._max_retry = retry, max_retry
         self._drain_lock = threading.RLock()  # one drain at a time, whoever asks
         self._refreshing = [threading.Lock() for _ in self._targets]  # one refresh a target
-        # per target: uid -> outbox entries it has read ahead of the drain (catch_up)
+        # per target: uid -> outbox entries it has read ahead of the drain (eager targets)
         self._ahead: list[dict[str, set[URIRef]]] = [{} for _ in self._targets]
         self._wake = threading.Condition()
         self._due: dict[str, float] = {}  # uid -> monotonic time to drain it at
@@ -303,36 +302,11 @@ class ChangeFeed:
                 drained, batches = drained + len(batch), batches + 1
         return DrainReport(uid, drained, batches)
 
-    def catch_up(self, uid: str, target: FeedTarget) -> bool:
-        """Refresh ``target`` alone with what ``uid``'s outbox holds now, without waiting for
-        the other targets or a drain under way; the entries stay for the next drain, which
-        skips this target for them. False if the target failed (the drain tries again)."""
-        UserGraphs(uid)
-        at = next((i for i, t in enumerate(self._targets) if t is target), None)
-        if at is None:
-            raise ValueError(f"{_name(target)} is not a target of this feed")
-        with self._refreshing[at]:
-            entries = self._outbox.entries(uid)
-            ahead = self._ahead[at].setdefault(uid, set())
-            ahead.intersection_update(entries)  # what a drain deleted since is done
-            fresh = [e for e in entries if e not in ahead]
-            try:
-                for batch, nodes, links in self._batches(uid, fresh):
-                    if not self._refresh(target, uid, nodes, links):
-                        return False
-                    ahead.update(batch)
-            except Exception:  # the store itself failed: the drain reads it all again
-                log.exception("catching %s up with the outbox of %s failed", _name(target), uid)
-                return False
-            finally:
-                if not ahead:
-                    del self._ahead[at][uid]
-        return True
-
     def _apply(
         self, at: int, uid: str, batch: list[URIRef], nodes: set[URIRef], links: Links
     ) -> bool:
-        """Refresh target ``at`` with a batch of the drain, unless it caught up with it."""
+        """Refresh target ``at`` with a batch of the drain, unless it read the whole batch
+        ahead (an eager target)."""
         with self._refreshing[at]:
             ahead = self._ahead[at].get(uid)
             if ahead is not None and ahead.issuperset(batch):

@@ -307,65 +307,53 @@ def behind(world: World, queries: QueryRegistry, tmp_path: Path) -> Iterator[Cou
     projection.close()
 
 
-def test_one_target_catches_up_alone_and_the_drain_then_skips_it(
+def test_an_eager_target_reads_each_commit_and_the_drain_then_skips_it(
     world: World, queries: QueryRegistry, counting: Counting, behind: Counting
 ) -> None:
-    feed = ChangeFeed(world.store, queries, [counting, behind], batch=8)
+    feed = ChangeFeed(world.store, queries, [counting, behind], batch=8, eager=[counting])
     feed.attach()
     try:
-        first = ingest(world, 3)
         version = counting.inner.version("alice")
-        assert feed.catch_up("alice", counting)
+        first = ingest(world, 3)  # three commits: the committing thread refreshes each
         assert sources_of(counting.inner) == {str(m) for m in first}
+        assert len(counting.calls) == 3
         assert counting.inner.version("alice") > version  # readers' caches see the change
         assert sources_of(behind.inner) == set() and behind.calls == []
         assert feed.pending("alice") == 3  # the other target has not read them yet
-        assert feed.catch_up("alice", counting) and len(counting.calls) == 1  # nothing new
-
-        [fourth] = ingest(world, 1, first=3)
-        assert feed.catch_up("alice", counting)
-        assert len(counting.calls) == 2  # only the new entry was read
-        assert sources_of(counting.inner) == {str(m) for m in (*first, fourth)}
 
         report = feed.drain("alice")
-        assert (report.drained, report.batches, report.failed) == (4, 1, ())
-        assert len(counting.calls) == 2  # it had every entry of the batch: skipped
+        assert (report.drained, report.batches, report.failed) == (3, 1, ())
+        assert len(counting.calls) == 3  # it had every entry of the batch: skipped
         assert len(behind.calls) == 1
         assert feed.pending("alice") == 0
 
-        [fifth] = ingest(world, 1, first=4)  # nothing is left ahead: both read it
+        [fourth] = ingest(world, 1, first=3)
         feed.drain("alice")
-        assert (len(counting.calls), len(behind.calls)) == (3, 2)
-        [sixth] = ingest(world, 1, first=5)
-        assert feed.catch_up("alice", counting)
-        [seventh] = ingest(world, 1, first=6)  # a batch it has only half of: read again
-        feed.drain("alice")
-        assert (len(counting.calls), len(behind.calls)) == (5, 3)
+        assert (len(counting.calls), len(behind.calls)) == (4, 2)
     finally:
         feed.detach()
-    everything = {str(m) for m in (*first, fourth, fifth, sixth, seventh)}
+    everything = {str(m) for m in (*first, fourth)}
     assert sources_of(counting.inner) == everything == sources_of(behind.inner)
     assert in_sync(counting.inner) and in_sync(behind.inner)
 
 
-def test_a_target_that_fails_to_catch_up_is_read_again_by_the_drain(
+def test_a_commit_an_eager_target_failed_is_read_again_by_the_drain(
     world: World, queries: QueryRegistry, counting: Counting, behind: Counting
 ) -> None:
-    feed = ChangeFeed(world.store, queries, [counting, behind])
+    feed = ChangeFeed(world.store, queries, [counting, behind], eager=[counting])
     feed.attach()
     try:
-        [message] = ingest(world, 1)
         counting.broken = True
-        assert not feed.catch_up("alice", counting)
+        [message] = ingest(world, 1)  # the commit stands; the target's failure is its own
         assert feed.pending("alice") == 1 and sources_of(counting.inner) == set()
         counting.broken = False
         assert feed.drain("alice").ok
         assert feed.pending("alice") == 0
-        with pytest.raises(ValueError, match="not a target"):
-            feed.catch_up("alice", Counting(counting.inner))
     finally:
         feed.detach()
     assert sources_of(counting.inner) == {str(message)} == sources_of(behind.inner)
+    with pytest.raises(ValueError, match="must be one of the targets"):
+        ChangeFeed(world.store, queries, [behind], eager=[counting])
 
 
 def test_a_search_reads_a_write_before_the_graph_projection_does(services: Services) -> None:
