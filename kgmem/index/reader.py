@@ -12,12 +12,22 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
 from rdflib import Literal, URIRef
 
+from kgmem.index.node_rows import (
+    PAGE_CLASSES,
+    SOURCE_TYPES,
+    Values,
+    entity_row,
+    fold,
+    memory_row,
+    page_row,
+    source_row,
+    text_of,
+)
 from kgmem.index.rows import (
     AboutRow,
     EntityRow,
@@ -37,13 +47,9 @@ from kgmem.store import (
     GraphKind,
     QueryRegistry,
     Row,
-    Term,
     TripleStore,
     Unreadable,
     UserGraphs,
-    flag,
-    instant,
-    number,
     parse_graph,
     select_keyed,
 )
@@ -53,23 +59,9 @@ __all__ = ["NodeSet", "StoreReader"]
 
 log = logging.getLogger("kgmem.index")
 
-_Values = dict[URIRef, list[Term]]
-_R = TypeVar("_R")
 # Namespace attribute lookups are slow in rdflib and these run once per row.
-_TYPE, _ENTITY, _MESSAGE = URIRef(RDF.type), URIRef(KGM.Entity), URIRef(KGM.Message)
-_NAME, _ALIAS, _KIND, _STATUS = (URIRef(KGM[n]) for n in ("name", "alias", "kind", "status"))
-_TITLE, _CONFIDENCE, _STRENGTH = (URIRef(KGM[n]) for n in ("title", "confidence", "strength"))
-_RECORDED, _FROM, _UNTIL = (URIRef(KGM[n]) for n in ("recordedAt", "validFrom", "validUntil"))
-_PINNED, _PATH, _ROLE = (URIRef(KGM[n]) for n in ("pinned", "path", "role"))
-_CHAT, _TIMESTAMP = URIRef(KGM.chat), URIRef(KGM.timestamp)
-_SOURCE_CLASSES = {
-    KGM.TaskRecord: "taskRecord",
-    KGM.ExternalNote: "externalNote",
-    KGM.ShortNote: "shortNote",
-}
-_MESSAGE_ROLES = {"user": "userMessage", "assistant": "agentMessage", "tool": "toolResult"}
-_PAGE_CLASSES = {KGM.Page, KGM.Playbook}
-_SOURCE_TYPES = {KGM.Message, *_SOURCE_CLASSES}
+_TYPE, _ENTITY = URIRef(RDF.type), URIRef(KGM.Entity)
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -91,79 +83,6 @@ class NodeSet:
 
     def __bool__(self) -> bool:
         return bool(self.entities or self.memories or self.pages or self.sources)
-
-
-def _text(value: Term | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _local(value: Term | None) -> str | None:
-    return None if value is None else str(value).rsplit("#", 1)[-1]
-
-
-def _instant(value: Term | None) -> datetime | None:
-    """A time as Kùzu keeps it: naive UTC."""
-    found = instant(value)
-    return None if found is None else found.replace(tzinfo=None)
-
-
-def _first(values: _Values, predicate: URIRef) -> Term | None:
-    """The least value (functional properties have one; a stray second must not make the
-    projection depend on row order)."""
-    found = values.get(predicate)
-    return min(found, key=lambda t: (type(t).__name__, str(t))) if found else None
-
-
-def _entity(iri: URIRef, v: _Values) -> EntityRow:
-    return EntityRow(
-        str(iri),
-        _text(_first(v, _NAME)),
-        tuple(str(a) for a in v.get(_ALIAS, ())),
-        tuple(str(t) for t in v.get(_TYPE, ()) if t != _ENTITY),
-    )
-
-
-def _memory(iri: URIRef, v: _Values, quarantined: bool) -> MemoryRow:
-    pinned = _first(v, _PINNED)
-    return MemoryRow(
-        id=str(iri),
-        kind=_local(_first(v, _KIND)),
-        status="quarantined" if quarantined else _local(_first(v, _STATUS)),
-        title=_text(_first(v, _TITLE)),
-        confidence=number(_first(v, _CONFIDENCE)),
-        strength=number(_first(v, _STRENGTH)),
-        recorded_at=_instant(_first(v, _RECORDED)),
-        valid_from=_instant(_first(v, _FROM)),
-        valid_until=_instant(_first(v, _UNTIL)),
-        pinned=flag(pinned),
-    )
-
-
-def _page(iri: URIRef, v: _Values) -> PageRow:
-    return PageRow(str(iri), _text(_first(v, _PATH)), _text(_first(v, _TITLE)))
-
-
-def _source_type(v: _Values) -> str | None:
-    classes = set(v.get(_TYPE, ()))
-    if _MESSAGE in classes:
-        return _MESSAGE_ROLES.get(str(_first(v, _ROLE)), "message")
-    return next((name for cls, name in sorted(_SOURCE_CLASSES.items()) if cls in classes), None)
-
-
-def _source(iri: URIRef, v: _Values) -> SourceRow:
-    return SourceRow(
-        str(iri), _source_type(v), _text(_first(v, _CHAT)), _instant(_first(v, _TIMESTAMP))
-    )
-
-
-def _fold(rows: Iterable[Row], node: str) -> dict[URIRef, _Values]:
-    """``(node, property, value)`` rows to the values of each node by property."""
-    found: dict[URIRef, _Values] = {}
-    for row in rows:
-        iri, prop, value = row[node], row["property"], row["value"]
-        if isinstance(iri, URIRef) and isinstance(prop, URIRef):
-            found.setdefault(iri, defaultdict(list))[prop].append(value)
-    return found
 
 
 def _iri(row: Row, name: str) -> str:
@@ -189,7 +108,7 @@ class StoreReader:
         return self.damage.under(UserGraphs(uid).node_base)
 
     def _built(
-        self, values: dict[URIRef, _Values], build: Callable[[URIRef, _Values], _R]
+        self, values: dict[URIRef, Values], build: Callable[[URIRef, Values], _R]
     ) -> list[_R]:
         """Each node's row. A value that cannot be read reads as absent and a node whose
         row cannot be built is left out, both logged with the node's IRI: one bad record
@@ -236,29 +155,29 @@ class StoreReader:
     # -- node rows ---------------------------------------------------------------------
 
     def entities(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[EntityRow]:
-        values = _fold(self._nodes("entities", "entity", UserGraphs(uid).kg, iris), "entity")
-        return self._built(values, _entity)
+        values = fold(self._nodes("entities", "entity", UserGraphs(uid).kg, iris), "entity")
+        return self._built(values, entity_row)
 
     def memories(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[MemoryRow]:
         """Memories of the kg graph, then those only the quarantine graph holds."""
         graphs = UserGraphs(uid)
         wanted = None if iris is None else set(iris)
-        kg = _fold(self._nodes("memories", "memory", graphs.kg, wanted), "memory")
-        rows = self._built(kg, partial(_memory, quarantined=False))
+        kg = fold(self._nodes("memories", "memory", graphs.kg, wanted), "memory")
+        rows = self._built(kg, partial(memory_row, quarantined=False))
         rest = None if wanted is None else wanted - kg.keys()
         if rest is None or rest:
-            held = _fold(self._nodes("memories", "memory", graphs.quarantine, rest), "memory")
+            held = fold(self._nodes("memories", "memory", graphs.quarantine, rest), "memory")
             held = {iri: v for iri, v in held.items() if iri not in kg}
-            rows += self._built(held, partial(_memory, quarantined=True))
+            rows += self._built(held, partial(memory_row, quarantined=True))
         return rows
 
     def pages(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[PageRow]:
-        values = _fold(self._nodes("pages", "page", UserGraphs(uid).kg, iris), "page")
-        return self._built(values, _page)
+        values = fold(self._nodes("pages", "page", UserGraphs(uid).kg, iris), "page")
+        return self._built(values, page_row)
 
     def sources(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[SourceRow]:
-        values = _fold(self._nodes("sources", "source", UserGraphs(uid).sources, iris), "source")
-        return self._built(values, _source)
+        values = fold(self._nodes("sources", "source", UserGraphs(uid).sources, iris), "source")
+        return self._built(values, source_row)
 
     # -- edge rows ---------------------------------------------------------------------
 
@@ -339,7 +258,7 @@ class StoreReader:
                 _iri(r, "subject"),
                 _iri(r, "object"),
                 _iri(r, "predicate"),
-                _text(r.get("memory")),
+                text_of(r.get("memory")),
                 False,
             )
             for r in rows
@@ -451,9 +370,9 @@ class StoreReader:
 def _kind(row: Row, graphs: UserGraphs) -> str:
     cls, graph = row["class"], row["graph"]
     if graph == graphs.sources:
-        return "source" if cls in _SOURCE_TYPES else ""
+        return "source" if cls in SOURCE_TYPES else ""
     if cls == KGM.Entity and graph == graphs.kg:
         return "entity"
     if cls == KGM.Memory:
         return "memory"
-    return "page" if cls in _PAGE_CLASSES and graph == graphs.kg else ""
+    return "page" if cls in PAGE_CLASSES and graph == graphs.kg else ""
