@@ -52,7 +52,8 @@ from kgmem.store.ox_terms import (
     to_ox,
     triple_from_ox,
 )
-from kgmem.store.queries import Query, QueryKind, substitute, term_to_sparql
+from kgmem.store.ox_update import changeset_update
+from kgmem.store.queries import Query, QueryKind, substitute
 from kgmem.store.sparql_check import check_query
 from kgmem.vocab import PREFIXES
 
@@ -69,24 +70,6 @@ _FORMATS = {
 _T = TypeVar("_T")
 
 log = logging.getLogger("kgmem.store")
-
-
-def _data_block(keyword: str, quads: Iterable[Quad]) -> str:
-    lines = [
-        " ".join(
-            (
-                "GRAPH",
-                term_to_sparql(q.graph),
-                "{",
-                term_to_sparql(q.subject, allow_blank=True),
-                term_to_sparql(q.predicate),
-                term_to_sparql(q.object, allow_blank=True),
-                "}",
-            )
-        )
-        for q in quads
-    ]
-    return keyword + " DATA {\n" + "\n".join(lines) + "\n}"
 
 
 class OxigraphStore:
@@ -322,7 +305,7 @@ class OxigraphStore:
                 if not written.remove and not written.drop_graphs:
                     self._ox.extend([quad_to_ox(q) for q in written.add])
                 else:
-                    self._ox.update(_changeset_update(written))
+                    self._ox.update(changeset_update(written))
             except (OSError, RuntimeError, SyntaxError) as exc:
                 raise StoreOperationFailed("commit", str(exc)) from exc
             finally:  # after the write: a snapshot that sees the new count holds the write
@@ -383,7 +366,7 @@ class OxigraphStore:
                     )
                 ]
                 drop = (graph,) if replace else ()
-                self._ox.update(_changeset_update(Changeset.of(parsed, (), drop), allow_blank=True))
+                self._ox.update(changeset_update(Changeset.of(parsed, (), drop), allow_blank=True))
                 return len(parsed)
             except SyntaxError as exc:
                 raise StoreOperationFailed(f"load into {graph}", f"unparseable: {exc}") from exc
@@ -421,19 +404,3 @@ def _capped(results: Iterable[_T], limit: int | None) -> Iterator[_T]:
     if len(taken) > limit:
         raise ResultLimitExceeded(limit)
     yield from taken
-
-
-def _changeset_update(changes: Changeset, *, allow_blank: bool = False) -> str:
-    blank = any(
-        isinstance(t, BNode) for q in (*changes.add, *changes.remove) for t in (q.subject, q.object)
-    )
-    if blank and not allow_blank:
-        raise StoreOperationFailed(
-            "commit", "blank nodes cannot be written atomically with removals; mint IRIs"
-        )
-    operations = ["DROP SILENT GRAPH " + term_to_sparql(g) for g in changes.drop_graphs]
-    if changes.remove:
-        operations.append(_data_block("DELETE", changes.remove))
-    if changes.add:
-        operations.append(_data_block("INSERT", changes.add))
-    return " ;\n".join(operations)
