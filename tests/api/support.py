@@ -16,6 +16,33 @@ from kgmem.config import load_settings
 from tests.conftest import free_port, serve_app
 
 
+@dataclass(frozen=True)
+class SparqlUsers:
+    """A served API as two users and an admin see it, with ``/sparql`` at hand."""
+
+    url: str
+    alice: str
+    bob: str
+    admin: str
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.url}/sparql"
+
+    def get(self, token: str | None, **params: Any) -> httpx.Response:
+        """``GET /sparql`` (``accept=`` sets the Accept header)."""
+        accept = params.pop("accept", None)
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        if accept:
+            headers["Accept"] = accept
+        return httpx.get(self.endpoint, params=params, headers=headers, timeout=30)
+
+    def post(self, token: str, **kwargs: Any) -> httpx.Response:
+        """``POST /sparql``."""
+        headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
+        return httpx.post(self.endpoint, headers=headers, timeout=30, **kwargs)
+
+
 @dataclass
 class ApiServer:
     """A running server and what a test needs of it."""

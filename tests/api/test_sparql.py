@@ -46,6 +46,7 @@ from kgmem.config import load_settings
 from kgmem.store import Changeset, Quad, TripleStore, UserGraphs
 from kgmem.store.ox_terms import from_ox
 from kgmem.vocab import KGM
+from tests.api.support import SparqlUsers
 from tests.conftest import free_port, serve_app
 
 ALICE, BOB = UserGraphs("alice"), UserGraphs("bob")
@@ -89,27 +90,10 @@ def seed(store: TripleStore) -> None:
 
 
 @dataclass(frozen=True)
-class World:
-    url: str
-    app: Starlette
-    alice: str
-    bob: str
-    admin: str
+class World(SparqlUsers):
+    """The users of a served app whose store holds alice's and bob's data."""
 
-    @property
-    def endpoint(self) -> str:
-        return f"{self.url}/sparql"
-
-    def get(self, token: str | None, **params: Any) -> httpx.Response:
-        accept = params.pop("accept", None)
-        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-        if accept:
-            headers["Accept"] = accept
-        return httpx.get(self.endpoint, params=params, headers=headers, timeout=30)
-
-    def post(self, token: str, **kwargs: Any) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
-        return httpx.post(self.endpoint, headers=headers, timeout=30, **kwargs)
+    app: Starlette | None = None
 
 
 @contextmanager
@@ -121,7 +105,7 @@ def running_world(home: Path, **overrides: Any) -> Iterator[World]:
     admin = (settings.home / "api-key").read_text().strip()
     alice, bob = (app.state.accounts.add(uid).token for uid in ("alice", "bob"))
     with serve_app(app, settings) as url:
-        yield World(url, app, alice, bob, admin)
+        yield World(url, alice, bob, admin, app=app)
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
+from tests.api.support import SparqlUsers
 from tests.conftest import free_port
 from tests.regressions.tripwire import Tripwire, tripwire
 
@@ -103,28 +103,8 @@ def served(home: Path, wire: Tripwire) -> Iterator[httpx.Client]:
 
 
 @dataclass(frozen=True)
-class Remote:
-    """The served API as two users see it (alice and bob, made through the admin API)."""
-
-    url: str
-    alice: str
-    bob: str
-    admin: str
-
-    def get(self, token: str | None, **params: Any) -> httpx.Response:
-        """``GET /sparql``."""
-        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
-        return httpx.get(f"{self.url}/sparql", params=params, headers=headers, timeout=30)
-
-    def post(self, token: str, **kwargs: Any) -> httpx.Response:
-        """``POST /sparql``."""
-        headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
-        return httpx.post(f"{self.url}/sparql", headers=headers, timeout=30, **kwargs)
-
-
-@dataclass(frozen=True)
 class Target:
-    world: Remote
+    world: SparqlUsers
     wire: Tripwire
     health: Callable[[], list[tuple[float, float]]]
 
@@ -143,7 +123,7 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     home = tmp_path_factory.mktemp("hostile")
     with tripwire() as wire, served(home, wire) as client:
         admin = str(client.headers["Authorization"]).removeprefix("Bearer ")
-        world = Remote(
+        world = SparqlUsers(
             str(client.base_url).rstrip("/"), _user(client, "alice"), _user(client, "bob"), admin
         )
         with health_probe(world.url, home / "health.log") as samples:
