@@ -49,7 +49,7 @@ from kgmem.memory.decider import (
     WriteMode,
 )
 from kgmem.memory.decisions import Decisions
-from kgmem.memory.entities import EntityResolver
+from kgmem.memory.entities import EntityResolver, self_entity
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
@@ -247,6 +247,8 @@ class WriteGate:
             previous,
             {},
             self._order,
+            self.history_of(uid, sources),
+            self.user_names(uid, account),
         )
         return plan_draft(draft, ctx), effective
 
@@ -326,6 +328,25 @@ class WriteGate:
     def authority_order(self) -> tuple[Authority, ...]:
         return self._order
 
+    def history_of(
+        self, uid: str, sources: Mapping[str, SourceRecord]
+    ) -> dict[URIRef, tuple[SourceRecord, ...]]:
+        """For each cited message, the turns before it in its chat (see
+        :data:`HISTORY_WINDOW`)."""
+        return {
+            r.iri: self._sources.history(uid, r, HISTORY_WINDOW, HISTORY_WINDOW)
+            for r in set(sources.values())
+        }
+
+    def user_names(self, uid: str, account: str) -> tuple[str, ...]:
+        """What the user goes by: the account name, and the names and aliases their own
+        entity took (a self-introduction, a nickname)."""
+        graph, me = UserGraphs(uid).kg, self_entity(uid)
+        names = [account]
+        for predicate in (KGM.name, KGM.alias):
+            names += [str(q.object) for q in self._store.quads(graph, me, predicate)]
+        return tuple(dict.fromkeys(names))
+
     def _previous(self, uid: str, records: Any) -> dict[URIRef, SourceRecord]:
         out = {}
         for record in records:
@@ -333,6 +354,11 @@ class WriteGate:
             if before is not None:
                 out[record.iri] = before
         return out
+
+
+#: how many turns before (and after) a cited message grounding reads: whom its pronouns and
+#: first names mean, who its speaker said they are (a self-introduction may come late)
+HISTORY_WINDOW = 40
 
 
 def _clash(index: int, plan: DraftPlan) -> Work:

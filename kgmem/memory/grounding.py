@@ -30,6 +30,7 @@ from enum import Enum
 
 from rdflib import URIRef
 
+from kgmem.memory.discourse import Discourse, Speaker, Turn
 from kgmem.memory.grounding_types import (
     AUTHORITY_CONFIDENCE_CAPS,
     DEFAULT_AUTHORITY_ORDER,
@@ -42,6 +43,7 @@ from kgmem.memory.grounding_types import (
     RefusalCode,
 )
 from kgmem.memory.mentions import (
+    Reading,
     Voice,
     affirmation_span,
     explicit_mismatches,
@@ -134,6 +136,36 @@ def _voice(rec: SourceRecord) -> Voice:
     return _VOICES.get(origin, Voice.OTHER)
 
 
+def _speaker(rec: SourceRecord, ctx: GroundingContext, alone: bool) -> Speaker:
+    """Who wrote ``rec``; ``alone``: the chat's user messages have one speaker, the user,
+    whatever display name the host gives them."""
+    voice = _voice(rec)
+    if voice is Voice.AGENT:
+        return Speaker(assistant=True)
+    if voice is Voice.USER and rec.speaker is not None:
+        is_user = alone or ctx.user is None or ctx.is_user(rec.speaker)
+        return Speaker((rec.speaker,), is_user=is_user)
+    if voice in (Voice.USER, Voice.USER_NOTE):
+        return Speaker(is_user=True)
+    return Speaker()
+
+
+def reading(rec: SourceRecord, claim: ClaimDraft, ctx: GroundingContext) -> Reading:
+    """The chat around ``rec`` (from ``ctx.history``), read with the names the draft and
+    the caller know."""
+    records = ctx.history.get(rec.iri) or (rec,)
+    voices = [(_voice(r), r.speaker) for r in records]
+    humans = {speaker for voice, speaker in voices if voice is Voice.USER}
+    turns = [Turn(r.text, _speaker(r, ctx, len(humans) == 1)) for r in records]
+    known: dict[str, tuple[str, ...]] = dict(ctx.entities)
+    for term in (claim.subject, claim.object):
+        if term is not None and not ctx.resolve(term).is_user:
+            known.setdefault(term, ())
+    user = (ctx.user, *ctx.user_aliases) if ctx.user else ()
+    discourse = Discourse(turns, known, ctx.kinds, user)
+    return Reading(discourse, next(i for i, r in enumerate(records) if r.iri == rec.iri))
+
+
 def _check(
     claim: ClaimDraft,
     ev: EvidenceDraft,
@@ -143,7 +175,7 @@ def _check(
     ctx: GroundingContext,
 ) -> tuple[_Problem, ...]:
     check = explicit_mismatches if ev.support is SupportKind.EXPLICIT else related_mismatches
-    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker)
+    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker, reading(rec, claim, ctx))
     problems = tuple((RefusalCode(m.value), where, why) for m, where, why in found)
     if ev.support is SupportKind.EXPLICIT and not problems:
         problems = _opposite_predicate(claim, rec.text[span[0] : span[1]])

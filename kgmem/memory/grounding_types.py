@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 from rdflib import URIRef
 
+from kgmem.memory.discourse import Kind
 from kgmem.memory.mentions import (
     NameBook,
 )
@@ -67,6 +68,7 @@ class RefusalCode(StrEnum):
     QUOTE_UNRELATED = "quote_unrelated"
     CONFIRMATION_NEGATED = "confirmation_negated"
     CONFIRMATION_UNLINKED = "confirmation_unlinked"
+    AMBIGUOUS_REFERENT = "ambiguous_referent"
 
 
 @dataclass(frozen=True)
@@ -116,11 +118,18 @@ class GroundingContext(NameBook):
     names -> aliases. ``previous``: user message IRI -> the message right before it in its
     chat; without an entry, the cited message of the same chat one turn earlier is taken.
     ``recall_tools``: tool names whose results are recall whatever the record says.
+    ``history``: message IRI -> its chat around it, the message included, in turn order (a
+    window of it): whom its pronouns, first names and descriptions mean, who its speaker
+    introduced themselves as. ``kinds``: names the caller knows to be persons or things.
     """
 
     previous: Mapping[URIRef, SourceRecord] = field(default_factory=dict)
     recall_tools: frozenset[str] = RECALL_TOOLS
+    history: Mapping[URIRef, tuple[SourceRecord, ...]] = field(default_factory=dict)
+    kinds: Mapping[str, Kind] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "previous", MappingProxyType(dict(self.previous)))
+        object.__setattr__(self, "history", MappingProxyType(dict(self.history)))
+        object.__setattr__(self, "kinds", MappingProxyType(dict(self.kinds)))

@@ -14,8 +14,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from itertools import pairwise
 from types import MappingProxyType
 
+from kgmem.memory.discourse import Discourse, Ref, name_keys
 from kgmem.memory.model import ClaimDraft
 from kgmem.memory.surface import (
     FIRST_PERSON,
@@ -31,6 +33,7 @@ __all__ = [
     "Mismatch",
     "NameBook",
     "Occurrence",
+    "Reading",
     "Target",
     "Voice",
     "affirmation_span",
@@ -62,6 +65,7 @@ class Mismatch(StrEnum):
     NEGATION = "negation_mismatch"
     QUESTION = "quote_is_question"
     UNRELATED = "quote_unrelated"
+    AMBIGUOUS = "ambiguous_referent"
 
 
 class Voice(Enum):
@@ -139,6 +143,17 @@ _HINT_FILLER = frozenset({"is", "has", "have", "was", "are", "does", "do", "can"
 
 
 @dataclass(frozen=True)
+class Reading:
+    """The chat around a source: its discourse, with the source its last turn."""
+
+    discourse: Discourse
+    turn: int
+
+    def refs(self) -> tuple[Ref, ...]:
+        return self.discourse.refs(self.turn)
+
+
+@dataclass(frozen=True)
 class _Reader:
     """One quote of one source, read for one claim."""
 
@@ -147,6 +162,8 @@ class _Reader:
     book: NameBook
     voice: Voice
     speaker: str | None
+    span: tuple[int, int] = (0, 0)
+    reading: Reading | None = None
 
     def named(self, term: str) -> list[Occurrence]:
         target = self.book.resolve(term)
@@ -157,7 +174,31 @@ class _Reader:
                 found += [(w,) for w in words if w.norm in pronouns]
         if target.is_user and self.voice is not Voice.USER:
             found += [tuple(words[i:j]) for i, j in find_phrase(words, ("user",))]
-        return found
+        for ref in self.quoted_refs():
+            if _refers(ref, target, term) is True:
+                found.append(self.occurrence(ref))
+        return [occ for occ in found if occ]
+
+    def quoted_refs(self) -> list[Ref]:
+        if self.reading is None:
+            return []
+        a, b = self.span
+        return [r for r in self.reading.refs() if a <= r.start and r.end <= b]
+
+    def occurrence(self, ref: Ref) -> Occurrence:
+        return self.doc.words(ref.start, ref.end)
+
+    def before_quote(self) -> Ref | None:
+        """The referring expression nearest before the quote, in the quote's sentence."""
+        if self.reading is None or not self.words:
+            return None
+        first = self.words[0]
+        refs = [
+            r
+            for r in self.reading.refs()
+            if r.end <= first.start and r.sentence == first.sentence and r.subject
+        ]
+        return max(refs, key=lambda r: r.start) if refs else None
 
     def valued(self, claim: ClaimDraft) -> list[Occurrence]:
         value = claim.value or ""
@@ -187,11 +228,70 @@ class _Reader:
         )
 
 
+def _keys(target: Target, term: str) -> set[tuple[str, ...]]:
+    return set().union(*(name_keys(n) for n in (term, *target.names)))
+
+
+def _matches(key: tuple[str, ...], names: frozenset[tuple[str, ...]]) -> bool:
+    """Whether a claim's name ``key`` is one of ``names``, or the first or last word of one."""
+    if key in names:
+        return True
+    return len(key) == 1 and any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in names)
+
+
+def _refers(ref: Ref, target: Target, term: str) -> bool | None:
+    """Whether ``ref`` refers to ``target``: True, False, or None (it may, among others)."""
+    keys = _keys(target, term)
+    hits = [
+        (target.is_user and user) or any(_matches(k, names) for k in keys)
+        for names, user in zip(ref.candidates, ref.user, strict=True)
+    ]
+    if not any(hits):
+        return False
+    return True if ref.resolved or ref.group else None
+
+
+def _who(ref: Ref) -> str:
+    def name(names: frozenset[tuple[str, ...]]) -> str:
+        return " ".join(max(names, key=lambda n: (len(tuple(n)), tuple(n)))) if names else "?"
+
+    return " or ".join(sorted(name(c) for c in ref.candidates))
+
+
 def _hint(predicate: str) -> tuple[str, ...]:
     """Content words of a predicate's local name: ``ex:isVegetarian`` -> ("vegetarian",)."""
     local = re.split(r"[#/:]", predicate)[-1]
     parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", local)
     return tuple(p.lower() for p in parts if p.lower() not in _HINT_FILLER)
+
+
+def _subject_outside(
+    read: _Reader, subject: str, values: Sequence[Occurrence]
+) -> tuple[Occurrence, None] | tuple[None, _Problem]:
+    """The subject of a quote that does not name it: what its sentence names right before
+    it ("My brother Tomás helped me move, he [drove the van]"), or why not."""
+    target = read.book.resolve(subject)
+    missing = (
+        Mismatch.SUBJECT,
+        "subject",
+        f"does not name {subject!r}, an alias, or a pronoun that refers to it",
+    )
+    quoted = read.quoted_refs()
+    for ref in quoted:
+        if _refers(ref, target, subject) is None:
+            why = f"{ref.text!r} may refer to {_who(ref)}: which one is not said"
+            return None, (Mismatch.AMBIGUOUS, "subject", why)
+    first = min((occ[0].start for occ in values), default=None)
+    if first is not None and any(r.start < first for r in quoted):
+        return None, missing  # the quote says it of someone else
+    near = read.before_quote()
+    if near is None:
+        return None, missing
+    refers = _refers(near, target, subject)
+    if refers is None:
+        why = f"{near.text!r} may refer to {_who(near)}: which one is not said"
+        return None, (Mismatch.AMBIGUOUS, "subject", why)
+    return (read.occurrence(near), None) if refers else (None, missing)
 
 
 def explicit_mismatches(
@@ -201,15 +301,18 @@ def explicit_mismatches(
     book: NameBook,
     voice: Voice,
     speaker: str | None = None,
+    reading: Reading | None = None,
 ) -> list[_Problem]:
     """Why ``doc.text[span]`` does not state ``claim`` (empty: it does)."""
-    read = _Reader(doc, doc.words(*span), book, voice, speaker)
-    subjects = read.named(claim.subject)
-    if not subjects:
-        why = f"does not name {claim.subject!r}, an alias, or a pronoun that refers to it"
-        return [(Mismatch.SUBJECT, "subject", why)]
+    read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading)
     what = "object" if claim.object is not None else "value"
     values = read.named(claim.object) if claim.object is not None else read.valued(claim)
+    subjects = read.named(claim.subject)
+    if not subjects:
+        outside, problem = _subject_outside(read, claim.subject, values)
+        if outside is None:
+            return [problem or (Mismatch.SUBJECT, "subject", "names no subject")]
+        subjects = [outside]
     if not values:
         return [(Mismatch.VALUE, what, f"does not state {claim.object or claim.value!r}")]
     sentences = {occ[0].sentence for occ in subjects}
@@ -222,9 +325,31 @@ def explicit_mismatches(
     if not polar:
         why = "has no negation cue for a negated claim" if wanted else "negates the claim"
         return [(Mismatch.NEGATION, "negated", why)]
-    if all(occ[0].sentence in doc.questions for occ in polar):
+    if all(_asked(doc, occ) for occ in polar):
         return [(Mismatch.QUESTION, "quote", "asks rather than states the claim")]
     return []
+
+
+_INTERROGATIVES = frozenset(
+    {"can", "could", "would", "will", "do", "does", "did", "is", "are", "was", "were",
+     "shall", "should", "may", "might", "what", "where", "when", "who", "whom", "whose",
+     "why", "how", "which"}
+)  # fmt: skip
+
+
+def _asked(doc: Analysis, occ: Occurrence) -> bool:
+    """Whether ``occ`` is inside the question of its sentence: "I just moved to Lyon, can
+    you help me?" states the move and asks only for help."""
+    if occ[0].sentence not in doc.questions:
+        return False
+    words = [t for t in doc.tokens if t.sentence == occ[0].sentence]
+    start = words[0].start
+    for before, word in pairwise(words):
+        gap = doc.text[before.end : word.start]
+        joins = "," in gap or ";" in gap or before.norm in {"and", "but", "so"}
+        if word.norm in _INTERROGATIVES and joins:
+            start = word.start
+    return occ[0].start >= start
 
 
 def related_mismatches(
@@ -234,9 +359,10 @@ def related_mismatches(
     book: NameBook,
     voice: Voice,
     speaker: str | None = None,
+    reading: Reading | None = None,
 ) -> list[_Problem]:
     """Derived/inferred support need not state the claim, but must be about it."""
-    read = _Reader(doc, doc.words(*span), book, voice, speaker)
+    read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading)
     terms = [claim.subject] + ([claim.object] if claim.object is not None else [])
     if any(read.named(term) for term in terms) or (claim.value and read.valued(claim)):
         return []

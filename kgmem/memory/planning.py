@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
+from kgmem.memory.discourse import Kind
 from kgmem.memory.entities import (
     EntityMatch,
     EntityResolver,
@@ -41,7 +42,7 @@ from kgmem.memory.records import ClaimRecord, EvidenceRecord
 from kgmem.memory.surface import date_value, locate_quote
 from kgmem.ontology import EffectiveOntology, TermKind, Violation
 from kgmem.store import Quad
-from kgmem.vocab import PREFIXES
+from kgmem.vocab import PREFIXES, SDO
 
 __all__ = ["DraftPlan", "expand_term", "grounding_context", "mention_context", "plan_draft"]
 
@@ -84,12 +85,21 @@ class PlanContext:
     previous: Mapping[URIRef, SourceRecord]
     pending_entities: dict[str, EntityMatch]
     order: Sequence[Authority] = DEFAULT_AUTHORITY_ORDER
+    history: Mapping[URIRef, tuple[SourceRecord, ...]] = field(default_factory=dict)
+    user_names: tuple[str, ...] = ()
 
 
 def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
     plan = DraftPlan()
     types = _entity_types(draft, ctx, plan)
-    grounding = grounding_context(draft, ctx.account_name, ctx.previous)
+    grounding = grounding_context(
+        draft,
+        ctx.account_name,
+        ctx.previous,
+        history=ctx.history,
+        user_names=ctx.user_names,
+        effective=ctx.effective,
+    )
     tied = mention_context(draft, ctx.sources.values(), ctx.effective)
     if not draft.claims:
         _ground_unstructured(draft, ctx, plan)
@@ -110,13 +120,33 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
 
 
 def grounding_context(
-    draft: DraftMemory, account_name: str, previous: Mapping[URIRef, SourceRecord]
+    draft: DraftMemory,
+    account_name: str,
+    previous: Mapping[URIRef, SourceRecord],
+    *,
+    history: Mapping[URIRef, tuple[SourceRecord, ...]] | None = None,
+    user_names: Sequence[str] = (),
+    effective: EffectiveOntology | None = None,
 ) -> GroundingContext:
-    """Who "I" is and which names are aliases, as grounding sees a draft."""
+    """Who "I" is and which names are aliases, as grounding sees a draft: the user's names
+    (the account's and those their entity took), the draft's entities (persons or things,
+    by the types it gives them), and the chat before each cited message."""
+    kinds: dict[str, Kind] = {}
+    if effective is not None:
+        for entity in draft.entities:
+            types = [expand_term(t) for t in entity.types]
+            if any(effective.is_subclass(t, SDO.Person) for t in types):
+                kinds[entity.name] = Kind.PERSON
+            elif types:
+                kinds[entity.name] = Kind.THING
+    own = [n for n in user_names if name_key(n) != name_key(account_name)]
     return GroundingContext(
         user=account_name,
+        user_aliases=tuple(own),
         entities={e.name: e.aliases for e in draft.entities},
         previous=previous,
+        history=history or {},
+        kinds=kinds,
     )
 
 

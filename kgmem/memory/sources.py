@@ -195,6 +195,19 @@ class SourceStore:
         iri = str(stable_node(uid, NodeKind.MESSAGE, record.chat, str(record.turn - 1)))
         return self.get(uid, [iri]).get(iri)
 
+    def history(
+        self, uid: str, record: SourceRecord, before: int, after: int
+    ) -> tuple[SourceRecord, ...]:
+        """``record``'s chat around it, in turn order: at most ``before`` messages before
+        it, ``record`` itself, at most ``after`` after it. What its pronouns and first
+        names may refer to, and who its speaker said they are."""
+        if record.type not in _MESSAGE_TYPES or record.chat is None or record.turn is None:
+            return (record,)
+        turns = range(max(0, record.turn - before), record.turn + after + 1)
+        iris = [str(stable_node(uid, NodeKind.MESSAGE, record.chat, str(t))) for t in turns]
+        found = self.get(uid, iris)
+        return tuple(record if i == str(record.iri) else found[i] for i in iris if i in found)
+
     def short_memory(
         self,
         uid: str,

@@ -179,7 +179,14 @@ def _starts_clause(norm: str, gap: str, following: str) -> bool:
     """
     if norm in _CLAUSE_STARTERS or (norm == "but" and _CLAUSE_PUNCTUATION.search(gap)):
         return True
+    if _CLAUSE_PUNCTUATION.search(gap) and norm in _AFTER_PAUSE:
+        return True  # "Lena moved, so page Dmitri instead"; "still our DBA, nothing changes"
     return norm in _CONJUNCTIONS and following in _SUBJECTS
+
+
+_AFTER_PAUSE = frozenset(
+    {"so", "because", "since", "while", "when", "which", "who", "nothing", "nobody", "none"}
+)
 
 
 _WHOLES = frozenset(
@@ -226,6 +233,22 @@ def _negation_cue(norms: Sequence[str], k: int) -> bool:
     return not (word in _FORGETTING or (word in _CEASING and after != "to"))
 
 
+_ANSWERS = frozenset({"no", "nope", "nah"})
+
+
+def _answer_word(
+    text: str, matches: Sequence[re.Match[str]], k: int, tokens: Sequence[Token], sentence: int
+) -> bool:
+    """Whether word ``k`` is a "No," that opens its sentence: an answer to what was said
+    before, not a negation of what follows ("No, a flat on Rue Paul Bert")."""
+    if _normalize(matches[k].group()) not in _ANSWERS:
+        return False
+    if tokens and tokens[-1].sentence == sentence:
+        return False
+    after = text[matches[k].end() : matches[k + 1].start() if k + 1 < len(matches) else None]
+    return bool(_CLAUSE_PUNCTUATION.search(after))
+
+
 def analyse(text: str) -> Analysis:
     """Tokens of ``text`` with their sentence and clause numbers."""
     matches = list(_TOKEN.finditer(text))
@@ -244,7 +267,7 @@ def analyse(text: str) -> Analysis:
         ):
             clause += 1
         opens = not tokens or clause != tokens[-1].clause or norms[k + 1] in _SUBJECTS
-        negates = _negation_cue(norms, k)
+        negates = _negation_cue(norms, k) and not _answer_word(text, matches, k, tokens, sentence)
         # "but" excludes after a whole ("everything but jazz", "all music but country");
         # after anything else it joins ("tough but fun") or contrasts
         negates = negates or (norms[k] == "but" and not opens and _after_whole(tokens, clause))

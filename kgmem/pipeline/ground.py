@@ -32,7 +32,13 @@ class GroundStage:
         entry = worklist(state, self.name).draft(item)
         draft = entry.draft
         sources, previous = self._gate.sources_of(ctx.uid, draft)
-        context = grounding_context(draft, ctx.uid, previous)
+        context = grounding_context(
+            draft,
+            ctx.uid,
+            previous,
+            history=self._gate.history_of(ctx.uid, sources),
+            user_names=self._gate.user_names(ctx.uid, ctx.uid),
+        )
         kept, dropped = [], []
         for index, claim in enumerate(draft.claims):
             result = ground_claim(

@@ -218,7 +218,7 @@ def test_agent_prose_with_a_user_statement_keeps_both() -> None:
     result = ground(
         ALLERGY,
         (agent(AGENT_SAYS), AGENT_QUOTE),
-        (user("I'm allergic to peanuts"), "allergic to peanuts"),
+        (user("Bob is allergic to peanuts"), "allergic to peanuts"),
     )
     assert codes(result) == [R.AGENT_ONLY, R.QUOTE_DOES_NOT_NAME_SUBJECT]
     result = ground(
@@ -394,7 +394,7 @@ def test_an_unconfirmed_agent_question_is_not_a_statement() -> None:
     result = ground(
         SHELLFISH,
         (agent(ASKS), "you're allergic to shellfish as well?"),
-        (task("Alice: allergic to shellfish"), "allergic to shellfish"),
+        (task("Allergy check: allergic to shellfish"), "allergic to shellfish"),
     )
     assert codes(result) == [R.QUOTE_IS_QUESTION, R.QUOTE_DOES_NOT_NAME_SUBJECT]
 
@@ -611,11 +611,24 @@ def test_first_person_is_the_speaker_not_whoever_the_model_names() -> None:
 
 
 def test_first_person_of_another_speaker_is_that_speaker() -> None:
-    carol = user("I'm a nurse.", speaker="Carol")
-    assert codes(ground(claim("I", "ex:job", "nurse"), (carol, "I'm a nurse"))) == [
+    """In a chat of two named speakers, Carol's "I" is Carol, not the user Alice."""
+    alice = user("What do you do?", turn=0, speaker="Alice")
+    carol = user("I'm a nurse.", turn=1, speaker="Carol")
+    ctx = GroundingContext(user="Alice", history={carol.iri: (alice, carol)})
+    said = (carol, "I'm a nurse")
+    assert codes(ground(claim("I", "ex:job", "nurse"), said, ctx=ctx)) == [
         R.QUOTE_DOES_NOT_NAME_SUBJECT
     ]
+    assert ground(claim("Carol", "ex:job", "nurse"), said, ctx=ctx).grounded
+
+
+def test_the_one_speaker_of_a_chat_is_the_user_whatever_the_host_calls_them() -> None:
+    """A host that shows the user as "Carol" does not make "I" someone else."""
+    carol = user("I'm a nurse.", speaker="Carol")
+    assert ground(claim("I", "ex:job", "nurse"), (carol, "I'm a nurse")).grounded
     assert ground(claim("Carol", "ex:job", "nurse"), (carol, "I'm a nurse")).grounded
+    lie = ground(claim("I", "ex:job", "doctor"), (carol, "I'm a nurse"))
+    assert codes(lie) == [R.QUOTE_DOES_NOT_STATE_VALUE]
 
 
 def test_first_person_in_an_assistant_message_is_not_the_user() -> None:

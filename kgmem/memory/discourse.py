@@ -1,0 +1,742 @@
+"""Who a chat's words refer to: speakers, names, partial names, nicknames, pronouns and
+descriptions, read from the chat itself. Pure, deterministic, no store.
+
+Grounding asks one question of it: whom may a referring expression of a message (a name, a
+first name, "I", "she", "my brother", "the service") mean? The answer comes from the chat,
+read in order the way a person reads it, never from the claim under test:
+
+* **Speakers.** "I"/"me"/"my"/"we" in a user message is its speaker: the user, or the display
+  name the host gave the message. "you" in an assistant message is the user; "I" there is
+  the assistant, who is nobody. A speaker who introduces themselves ("I'm Ana Ruiz", "my name
+  is ...", "call me ...", "everyone calls me Anita") takes those names, wherever in the chat.
+* **Names.** Capitalized word runs (a lone capitalized word opening a sentence only when it
+  is a name known already), plus the names the caller knows. A first or last word alone is
+  the one longer name it belongs to ("Claire" after "Claire Fontaine"); the longer name of a
+  name said alone joins it ("Arjun", then "Arjun Iyer"); of two, it is ambiguous.
+  "Ltd."/"Inc." and the like are left out of a name's key, so "Quillon Data Ltd." is
+  "Quillon Data".
+* **Descriptions.** "my brother Tomás", "Harold Price, my dad", "my landlord is Marc",
+  "Cousin Arjun", "a woman called Bernadette": the noun describes the referent, so "my
+  brother" (and a family word used as a name: "Dad") later refers to it, a kin or role noun
+  makes it a person (with a gender when the noun has one), and two different kin nouns are
+  two different people of one first name ("my brother Arjun", "my cousin Arjun"). "my dad"
+  with no name yet is a referent too, and takes a name later ("His name is Harold Price").
+* **Nicknames.** "calls him Hal", "goes by JB", "aka", "also known as", "is called", "her
+  actual name is": the name joins the names of whom it is said of.
+* **Pronouns.** he/him/his, she/her, it/its, they/them/their look back: the mentions before
+  them in their sentence, then earlier sentences, then earlier turns (at most
+  :data:`LOOKBACK` turns), and stop at the first sentence with a candidate that agrees
+  (person or thing, gender when known; a person before a thing of unknown kind for he/she).
+  One candidate: resolved, and its gender learnt. Two or more: ambiguous, never a guess
+  ("they" refers to them all).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from kgmem.memory.surface import FIRST_PERSON, SECOND_PERSON, Analysis, Token, analyse, phrase
+
+__all__ = ["LOOKBACK", "Discourse", "Kind", "Ref", "Speaker", "Turn", "name_keys"]
+
+#: how many turns back a pronoun may find its antecedent
+LOOKBACK = 4
+
+Key = tuple[str, ...]
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+class Kind(Enum):
+    PERSON = "person"
+    THING = "thing"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Speaker:
+    """Who wrote a turn: the user (``is_user``), a named speaker, or nobody (the assistant,
+    a tool)."""
+
+    names: tuple[str, ...] = ()
+    is_user: bool = False
+    assistant: bool = False
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a chat as discourse reads it."""
+
+    text: str
+    speaker: Speaker
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A referring expression of a turn and whom it may refer to (one: resolved)."""
+
+    start: int
+    end: int
+    sentence: int
+    text: str
+    candidates: tuple[frozenset[Key], ...]  # each referent's names
+    user: tuple[bool, ...]  # whether each candidate is the user
+    pronoun: bool = False
+    group: bool = False  # "they": it refers to every candidate at once
+    subject: bool = True  # it can be a clause's subject (not "my", "her", "them")
+
+    @property
+    def resolved(self) -> bool:
+        return len(self.candidates) == 1
+
+
+@dataclass(eq=False)
+class _Entity:
+    """One referent of the chat: its names (phrase keys), kind, gender, descriptions."""
+
+    names: set[Key] = field(default_factory=set)
+    kind: Kind = Kind.UNKNOWN
+    gender: str | None = None  # "m", "f"
+    nouns: set[str] = field(default_factory=set)
+    is_user: bool = False
+    parent: _Entity | None = None  # merged into
+
+
+@dataclass(eq=False)
+class _Mention:
+    start: int
+    end: int
+    sentence: int
+    owners: list[_Entity]
+    pronoun: bool = False
+    group: bool = False
+    subject: bool = True
+
+
+_MALE = _words(
+    "brother husband son father dad daddy papa uncle grandpa grandfather granddad nephew "
+    "boyfriend stepfather stepson stepbrother fiance king mr sir man boy guy gentleman "
+    "foreman"
+)
+_FEMALE = _words(
+    "sister wife daughter mother mom mum mommy mummy mama aunt grandma grandmother granny "
+    "nana nan nani niece girlfriend stepmother stepdaughter stepsister fiancee queen mrs ms "
+    "miss woman girl lady"
+)
+_KIN = _words(
+    "brother sister husband wife son daughter father mother dad mom mum daddy mommy mummy "
+    "papa mama uncle aunt grandpa grandma grandfather grandmother granddad granny nana nan "
+    "nani nephew niece cousin boyfriend girlfriend fiance fiancee stepfather stepmother "
+    "stepson stepdaughter stepbrother stepsister partner spouse"
+)
+_ROLES = _words(
+    "friend colleague coworker boss manager lead landlord landlady neighbour neighbor "
+    "doctor dr gp nurse teacher student supervisor advisor adviser mentor roommate flatmate "
+    "housemate parent child kid baby grandchild sibling client therapist dentist physio "
+    "physiotherapist coach trainer tutor engineer developer dba designer researcher "
+    "technician electrician plumber builder carer caregiver intern teammate classmate "
+    "professor prof cto ceo founder cofounder owner director pastor priest rabbi imam "
+    "person people accountant lawyer solicitor pharmacist vet consultant specialist surgeon "
+    "midwife optician"
+)
+_PETS = _words("dog cat puppy kitten horse rabbit parrot hamster pet")
+_PERSON_NOUNS = _MALE | _FEMALE | _KIN | _ROLES
+#: family words a family uses as names ("Dad moved into ...")
+_KIN_NAMES = _words("dad mom mum mama papa grandma grandpa nana nan nani granny gran")
+_TITLES = {"mr": "m", "mrs": "f", "ms": "f", "miss": "f", "dr": None, "prof": None}
+_OWNING = frozenset({"my", "our", "your"})
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "the"})
+_PLACE_PREPOSITIONS = frozenset(
+    {"in", "at", "from", "to", "near", "into", "via", "across", "around", "outside"}
+)
+_LEGAL = _words("inc ltd llc gmbh corp corporation co plc limited company sa ag bv pty llp")
+_ORG_WORDS = _LEGAL | _words(
+    "society university college school hospital clinic bank group foundation institute "
+    "trust builders electrics analytics labs data care services council agency"
+)
+_PRONOUNS: dict[str, tuple[Kind | None, str | None]] = {
+    "he": (Kind.PERSON, "m"), "him": (Kind.PERSON, "m"), "his": (Kind.PERSON, "m"),
+    "himself": (Kind.PERSON, "m"), "he's": (Kind.PERSON, "m"), "he'd": (Kind.PERSON, "m"),
+    "he'll": (Kind.PERSON, "m"),
+    "she": (Kind.PERSON, "f"), "her": (Kind.PERSON, "f"), "hers": (Kind.PERSON, "f"),
+    "herself": (Kind.PERSON, "f"), "she's": (Kind.PERSON, "f"), "she'd": (Kind.PERSON, "f"),
+    "she'll": (Kind.PERSON, "f"),
+    "it": (Kind.THING, None), "its": (Kind.THING, None), "it's": (Kind.THING, None),
+    "itself": (Kind.THING, None),
+    "they": (None, None), "them": (None, None), "their": (None, None),
+    "theirs": (None, None), "they're": (None, None), "they've": (None, None),
+    "they'll": (None, None), "they'd": (None, None), "themselves": (None, None),
+}  # fmt: skip
+_WE = frozenset({"we", "us", "our", "ours", "ourselves", "we're", "we've", "we'll", "we'd"})
+_NOT_SUBJECTS = _words(
+    "my mine me myself our ours us ourselves your yours his him himself her hers herself "
+    "its itself their theirs them themselves"
+)
+_NOT_NAMES = _words(
+    "i i'm i've i'd i'll monday tuesday wednesday thursday friday saturday sunday january "
+    "february march april may june july august september october november december ok okay "
+    "hi hey hello yes yeah yep no nope thanks thank please sorry oh ah um wow great good "
+    "congratulations congrats welcome dear which what who whom whose where when why how "
+    "also so and but or the a an if then that this these those there here just still even "
+    "maybe today tomorrow yesterday now well actually anyway by for in on at to from with "
+    "as after before since until because while of not every everyone everybody some any my "
+    "your our his her their its we you he she they it update btw ps funny quick small big"
+)
+_NAME_WORD = re.compile(r"[^\W\d_][\w\u2019'.-]*")
+_INTRO = re.compile(r"\b(?:I'm|I\u2019m|I am|[Mm]y name is|[Mm]y name's|[Mm]y name\u2019s)\s+")
+_THIS_IS = re.compile(r"^(?:(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)?[Tt]his is\s+")
+_CALLS = re.compile(r"\bcall(?:s|ed|ing)? (?P<obj>me|him|her|them|it)\s+", re.IGNORECASE)
+_AKA = re.compile(
+    r"\b(?:goes by|go by|went by|aka|a\.k\.a\.|also known as|known as|nicknamed|"
+    r"(?:is|was|'s|\u2019s) (?:also |actually |really )?(?:called|named))\s+"
+)
+_NAME_IS = re.compile(
+    r"\b(?P<pos>my|his|her|their|our)(?: (?:real|actual|full|legal|proper))? "
+    r"name(?: is|'s|\u2019s)\s+",
+    re.IGNORECASE,
+)
+
+
+def _capitalized(word: str) -> bool:
+    return word[:1].isupper()
+
+
+def name_keys(name: str) -> set[Key]:
+    """The keys a name is known by: its words, and without a legal suffix ("Ltd.")."""
+    key = phrase(name)
+    if not key:
+        return set()
+    out = {key}
+    if len(key) > 1 and key[-1].rstrip(".") in _LEGAL:
+        out.add(key[:-1])
+    return out
+
+
+class Discourse:
+    """A chat's turns and whom their words mean.
+
+    ``known``: names the caller knows, each with its aliases (the draft's entities, its
+    claims' terms): they are found in the text even lower case or opening a sentence, and a
+    name with its aliases is one referent. ``kinds``: what the caller knows a name to be.
+    ``user_names``: what the user goes by.
+    """
+
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        known: Mapping[str, Iterable[str]] = {},
+        kinds: Mapping[str, Kind] = {},
+        user_names: Iterable[str] = (),
+    ) -> None:
+        self.turns = tuple(turns)
+        self.docs = tuple(analyse(t.text) for t in self.turns)
+        self._entities: list[_Entity] = []
+        user = _Entity(is_user=True, kind=Kind.PERSON)
+        for name in user_names:
+            user.names |= name_keys(name)
+        self._entities.append(user)
+        self._user = user
+        self._kinds = {k: kind for n, kind in kinds.items() for k in name_keys(n)}
+        self._known: list[set[Key]] = []
+        for name, aliases in known.items():
+            group = set().union(*(name_keys(a) for a in (name, *aliases)))
+            if group:
+                self._known.append(group)
+        self._mentions: list[list[_Mention]] = []
+        self._speakers: list[_Entity | None] = []
+        for index in range(len(self.turns)):
+            self._speakers.append(self._speaker_entity(index))
+        for index in range(len(self.turns)):
+            self._mentions.append(self._read_turn(index))
+        self._refs: dict[int, tuple[Ref, ...]] = {}
+
+    # -- entities -----------------------------------------------------------------------------
+
+    def _root(self, entity: _Entity) -> _Entity:
+        while entity.parent is not None:
+            entity = entity.parent
+        return entity
+
+    def _live(self) -> list[_Entity]:
+        return [e for e in self._entities if e.parent is None]
+
+    def _new(self, keys: Iterable[Key] = (), kind: Kind = Kind.UNKNOWN) -> _Entity:
+        entity = _Entity(names=set(keys), kind=kind)
+        for key in list(entity.names):
+            for group in self._known:
+                if key in group:
+                    entity.names |= group
+            if key in self._kinds and entity.kind is Kind.UNKNOWN:
+                entity.kind = self._kinds[key]
+        if entity.kind is Kind.UNKNOWN and any(k[-1] in _ORG_WORDS for k in entity.names):
+            entity.kind = Kind.THING
+        self._entities.append(entity)
+        return entity
+
+    def _merge(self, into: _Entity, other: _Entity) -> _Entity:
+        into, other = self._root(into), self._root(other)
+        if into is other:
+            return into
+        if other.is_user and not into.is_user:
+            into, other = other, into
+        into.names |= other.names
+        into.nouns |= other.nouns
+        into.kind = into.kind if into.kind is not Kind.UNKNOWN else other.kind
+        into.gender = into.gender or other.gender
+        other.parent = into
+        return into
+
+    def _exact(self, key: Key) -> list[_Entity]:
+        return [e for e in self._live() if key in e.names]
+
+    def _partial(self, key: Key) -> list[_Entity]:
+        """The entities of a longer name whose first or last word is the one-word ``key``."""
+        if len(key) != 1:
+            return []
+        return [
+            e for e in self._live() if any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in e.names)
+        ]
+
+    def _short(self, key: Key, kin: set[str]) -> list[_Entity]:
+        """The one entity called only by the first or last word of the longer ``key``
+        (with ``kin`` nouns, the one they describe); none when another longer name shares
+        its first word and no kin noun tells them apart."""
+        if len(key) < 2:
+            return []
+        owners = [
+            e
+            for e in self._live()
+            if ((key[0],) in e.names or (key[-1],) in e.names)
+            and not any(len(n) > 1 for n in e.names)
+        ]
+        if kin:
+            described = [e for e in owners if e.nouns & kin]
+            return described if len(described) == 1 else []
+        rivals = [e for e in self._live() if any(len(n) > 1 and n[0] == key[0] for n in e.names)]
+        return owners if len(owners) == 1 and not rivals else []
+
+    def _speaker_entity(self, index: int) -> _Entity | None:
+        speaker = self.turns[index].speaker
+        if speaker.assistant:
+            return None
+        keys = set().union(*(name_keys(n) for n in speaker.names)) if speaker.names else set()
+        if speaker.is_user:
+            self._user.names |= keys
+            return self._user
+        if not keys:
+            return None
+        found = [e for k in keys for e in self._exact(k)]
+        entity = found[0] if found else self._new(keys, Kind.PERSON)
+        entity.names |= keys
+        entity.kind = Kind.PERSON
+        return entity
+
+    def speaker(self, index: int) -> _Entity | None:
+        """Whom "I" means in turn ``index``."""
+        entity = self._speakers[index]
+        return None if entity is None else self._root(entity)
+
+    # -- reading a turn -----------------------------------------------------------------------
+
+    def _read_turn(self, index: int) -> list[_Mention]:
+        doc, _text = self.docs[index], self.turns[index].text
+        me = self.speaker(index)
+        spans = self._name_spans(index)
+        mentions: list[_Mention] = []
+        at = 0
+        tokens = doc.tokens
+        while at < len(tokens):
+            token = tokens[at]
+            span = next((s for s in spans if s[0] == token.start), None)
+            if span is not None:
+                start, end, key, nouns = span
+                owners = self._name_owners(key, nouns, me)
+                mentions.append(_Mention(start, end, token.sentence, owners))
+                at = next(
+                    (k for k in range(at, len(tokens)) if tokens[k].start >= end), len(tokens)
+                )
+                continue
+            later = [s for s in spans if s[0] > token.start]
+            mention = self._word_mention(index, at, me, mentions, later)
+            if mention is not None:
+                mentions.append(mention)
+                at = next(
+                    (k for k in range(at, len(tokens)) if tokens[k].start >= mention.end),
+                    len(tokens),
+                )
+                continue
+            at += 1
+        self._aliases(index, mentions, me)
+        return mentions
+
+    def _word_mention(
+        self,
+        index: int,
+        at: int,
+        me: _Entity | None,
+        mentions: list[_Mention],
+        spans: Sequence[tuple[int, int, Key, set[str]]],
+    ) -> _Mention | None:
+        doc, speaker = self.docs[index], self.turns[index].speaker
+        token = doc.tokens[at]
+        word = token.norm
+        nxt = doc.tokens[at + 1] if at + 1 < len(doc.tokens) else None
+        subject = word not in _NOT_SUBJECTS
+        named = any(s[0] > token.start for s in spans[:1]) and spans[0][0] <= (
+            doc.tokens[at + 2].start if at + 2 < len(doc.tokens) else -1
+        )
+        if (
+            nxt is not None
+            and word in _POSSESSIVES
+            and nxt.sentence == token.sentence
+            and _noun(nxt.norm) is not None
+            and not named  # "my brother Tomás": the name is the mention, described
+            and self.turns[index].text[nxt.end : nxt.end + 1] != "-"  # "sister-in-law"
+        ):
+            owners = self._described(_noun(nxt.norm) or "", word, speaker, me)
+            if owners:
+                return _Mention(token.start, nxt.end, token.sentence, owners, pronoun=True)
+        if word in FIRST_PERSON or word in _WE:
+            owners = [me] if me is not None else []
+            return _Mention(token.start, token.end, token.sentence, owners, True, False, subject)
+        if word in SECOND_PERSON and speaker.assistant:
+            return _Mention(token.start, token.end, token.sentence, [self._user], True)
+        if word in _PRONOUNS:
+            kind, gender = _PRONOUNS[word]
+            owners = self._antecedents(index, token, kind, gender, mentions)
+            if len(owners) == 1 and gender and owners[0].gender is None:
+                owners[0].gender = gender
+            return _Mention(
+                token.start, token.end, token.sentence, owners, True, kind is None, subject
+            )
+        return None
+
+    def _described(
+        self, noun: str, possessive: str, speaker: Speaker, me: _Entity | None
+    ) -> list[_Entity]:
+        """Whom "my brother", "the service" means; a first "my dad" is a new referent."""
+        found = [e for e in self._live() if noun in e.nouns and e is not me]
+        owning = possessive in {"my", "our"} or (possessive == "your" and speaker.assistant)
+        if not found and owning and (noun in _PERSON_NOUNS or noun in _PETS):
+            entity = self._new(kind=Kind.PERSON if noun in _PERSON_NOUNS else Kind.UNKNOWN)
+            _add_noun(entity, noun)
+            found = [entity]
+        return found
+
+    def _name_owners(self, key: Key, nouns: set[str], me: _Entity | None) -> list[_Entity]:
+        """Whom a name said with ``nouns`` ("my cousin Arjun") means; a new referent when
+        none fits."""
+        if len(key) == 1 and key[0] in _KIN_NAMES:
+            nouns = nouns | {key[0]}  # "Dad" is "my dad"
+            family = [e for e in self._live() if key[0] in e.nouns and e is not me]
+            if len(family) == 1:
+                family[0].names.add(key)
+                return family
+        exact = [e for e in self._exact(key) if e is not me or not nouns]
+        found = exact or self._partial(key)
+        kin = nouns & _KIN
+        if not found:
+            short = self._short(key, kin)
+            if short:
+                short[0].names.add(key)
+                found = short
+        fitting = [e for e in found if _fits(e, kin)]
+        if kin and len(fitting) > 1:
+            fitting = [e for e in fitting if e.nouns & kin] or fitting
+        if not fitting and not found:
+            described = [e for e in self._live() if nouns & e.nouns and not e.names]
+            fitting = described[:1] if len(described) == 1 else []
+            if fitting:
+                fitting[0].names.add(key)
+        if not fitting:
+            fitting = [self._new([key])]
+        if len(fitting) == 1:
+            for noun in nouns:
+                _add_noun(fitting[0], noun)
+        return fitting
+
+    def _antecedents(
+        self,
+        index: int,
+        token: Token,
+        kind: Kind | None,
+        gender: str | None,
+        current: Sequence[_Mention],
+    ) -> list[_Entity]:
+        for turn in range(index, max(-1, index - LOOKBACK - 1), -1):
+            me = self.speaker(turn)
+            mentions = current if turn == index else self._mentions[turn]
+            if turn == index:
+                mentions = [m for m in mentions if m.end <= token.start]
+            by_sentence: dict[int, list[_Mention]] = {}
+            for mention in mentions:
+                by_sentence.setdefault(mention.sentence, []).append(mention)
+            for sentence in sorted(by_sentence, reverse=True):
+                found: list[_Entity] = []
+                for mention in by_sentence[sentence]:
+                    for owner in map(self._root, mention.owners):
+                        if owner is me or owner.is_user or owner in found:
+                            continue
+                        if _agrees(owner, kind, gender):
+                            found.append(owner)
+                if found:
+                    if kind is Kind.PERSON:
+                        found = [e for e in found if e.kind is Kind.PERSON] or found
+                    elif kind is Kind.THING:
+                        found = [e for e in found if e.kind is Kind.THING] or found
+                    return found  # several: ambiguous (or, for "they", all of them)
+        return []
+
+    def _name_spans(self, index: int) -> list[tuple[int, int, Key, set[str]]]:
+        """The names of turn ``index``: capitalized runs and known names, each with the
+        nouns that describe it there."""
+        doc, text = self.docs[index], self.turns[index].text
+        lexicon = {k for group in self._known for k in group}
+        lexicon |= {k for e in self._live() for k in e.names}
+        partials = {(n[0],) for k in lexicon for n in [k] if len(n) > 1}
+        partials |= {(n[-1],) for k in lexicon for n in [k] if len(n) > 1}
+        kin_names = {(k,) for k in _KIN_NAMES}
+        words = doc.tokens
+        candidates = [
+            (f, t) for _, _, f, t in _capitalized_runs(text, doc, lexicon | partials | kin_names)
+        ]
+        for key in lexicon:
+            n = len(key)
+            for i in range(len(words) - n + 1):
+                if all(_word_is(words[i + k].norm, key[k]) for k in range(n)):
+                    raw = text[words[i].start : words[i + n - 1].end]
+                    lower = n == 1 and not _capitalized(raw) and not raw.isupper()
+                    described = i > 0 and words[i - 1].norm in _POSSESSIVES
+                    if lower and (key[0] not in _KIN_NAMES or described):
+                        continue  # "will" is not Will; "my dad" is a description
+                    candidates.append((i, i + n))
+        # the longest name wins where two overlap: "Arjun Iyer" over "Arjun", "community
+        # hall on Elm Street" over "Elm Street"
+        taken: set[int] = set()
+        found = []
+        for first, last in sorted(set(candidates), key=lambda c: (c[0] - c[1], c[0])):
+            if not taken.intersection(range(first, last)):
+                taken.update(range(first, last))
+                found.append((words[first].start, words[last - 1].end, first, last))
+        out = []
+        for start, end, first, last in sorted(found):
+            keys = [w.norm for w in words[first:last]]
+            nouns: set[str] = set()
+            while len(keys) > 1 and (keys[0] in _PERSON_NOUNS or keys[0] in _TITLES):
+                _title_or_noun(keys[0], nouns)
+                first, keys = first + 1, keys[1:]
+                start = words[first].start
+            if keys and keys[-1].endswith("'s"):
+                keys[-1] = keys[-1][:-2]
+            key = tuple(keys)
+            if len(key) > 1 and key[-1].rstrip(".") in _LEGAL:
+                key = key[:-1]
+            nouns |= _nouns_around(doc, text, first, last)
+            out.append((start, end, key, nouns))
+        return out
+
+    def _aliases(self, index: int, mentions: list[_Mention], me: _Entity | None) -> None:
+        """Nicknames and names said of someone: "calls him Hal", "her name is Kamala"."""
+        text = self.turns[index].text
+
+        def at(start: int) -> _Mention | None:
+            return next((m for m in mentions if m.start == start), None)
+
+        def before(start: int) -> _Mention | None:
+            sentence = next((m.sentence for m in mentions if m.start >= start), None)
+            earlier = [
+                m
+                for m in mentions
+                if m.end <= start and m.subject and (sentence is None or m.sentence == sentence)
+            ]
+            return earlier[-1] if earlier else None
+
+        def name(match: re.Match[str], owner: _Mention | _Entity | None) -> None:
+            named = at(match.end())
+            if owner is None or named is None:
+                return
+            who = owner if isinstance(owner, _Entity) else None
+            if isinstance(owner, _Mention):
+                who = owner.owners[0] if len(owner.owners) == 1 else None
+            if who is None:
+                return
+            who = self._root(who)
+            mine = [self._root(o) for o in named.owners]
+            if len(mine) == 1 and mine[0] is not who and _only_named(mine[0], text, named):
+                who = self._merge(who, mine[0])
+            else:
+                who.names |= set().union(*(name_keys(text[named.start : named.end]),))
+            named.owners = [who]
+
+        if me is not None:
+            for match in _INTRO.finditer(text):
+                if _name_at(text, match.end()):
+                    name(match, me)
+            for match in _THIS_IS.finditer(text):
+                if _name_at(text, match.end()):
+                    name(match, me)
+        for match in _CALLS.finditer(text):
+            obj = match.group("obj")
+            name(match, me if obj == "me" else at(match.start("obj")))
+        for match in _AKA.finditer(text):
+            name(match, before(match.start()))
+        for match in _NAME_IS.finditer(text):
+            name(match, me if match.group("pos") in {"my", "our"} else at(match.start("pos")))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def refs(self, index: int) -> tuple[Ref, ...]:
+        """Every referring expression of turn ``index`` and whom it may mean."""
+        if index not in self._refs:
+            text = self.turns[index].text
+            self._refs[index] = tuple(self._ref(m, text) for m in self._mentions[index])
+        return self._refs[index]
+
+    def _ref(self, mention: _Mention, text: str) -> Ref:
+        owners = list(dict.fromkeys(self._root(o) for o in mention.owners))
+        return Ref(
+            mention.start,
+            mention.end,
+            mention.sentence,
+            text[mention.start : mention.end],
+            tuple(frozenset(o.names) for o in owners),
+            tuple(o.is_user for o in owners),
+            mention.pronoun,
+            mention.group,
+            mention.subject,
+        )
+
+
+def _only_named(entity: _Entity, text: str, mention: _Mention) -> bool:
+    """Whether ``entity`` is no more than the name just said (a nickname's own referent)."""
+    said = name_keys(text[mention.start : mention.end])
+    return not entity.is_user and all(
+        any(n[0] == k[0] or n[-1] == k[-1] for k in said) for n in entity.names
+    )
+
+
+def _noun(word: str) -> str | None:
+    base = word[:-2] if word.endswith("'s") else word
+    return base if base in _PERSON_NOUNS or base in _PETS or base.isalpha() else None
+
+
+def _add_noun(entity: _Entity, noun: str) -> None:
+    entity.nouns.add(noun)
+    if noun in _PERSON_NOUNS and entity.kind is Kind.UNKNOWN:
+        entity.kind = Kind.PERSON
+    if noun in _MALE:
+        entity.gender = entity.gender or "m"
+    elif noun in _FEMALE:
+        entity.gender = entity.gender or "f"
+
+
+def _title_or_noun(word: str, nouns: set[str]) -> None:
+    nouns.add(word)
+
+
+def _fits(entity: _Entity, kin: set[str]) -> bool:
+    """Whether kin nouns ``kin`` may describe ``entity`` (one is not both brother and
+    cousin)."""
+    theirs = entity.nouns & _KIN
+    return not kin or not theirs or bool(kin & theirs)
+
+
+def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
+    """Kin and role nouns next to the name of tokens ``first:last``: "my brother X",
+    "X, my dad", "my boss is X", "a woman called X"."""
+    words = doc.tokens
+    sentence = words[first].sentence
+    before = [t for t in words[max(0, first - 4) : first] if t.sentence == sentence]
+    after = [t for t in words[last : last + 3] if t.sentence == sentence]
+    nouns: set[str] = set()
+    if len(before) >= 2 and before[-2].norm in _POSSESSIVES:
+        nouns.add(_bare(before[-1].norm))
+    if (
+        len(before) >= 3
+        and before[-1].norm in {"is", "was", "are"}
+        and before[-3].norm in _POSSESSIVES
+    ):
+        nouns.add(_bare(before[-2].norm))
+    if len(before) >= 2 and before[-1].norm in {"called", "named"}:
+        nouns.add(_bare(before[-2].norm))
+    copula = len(after) >= 3 and after[2].norm in {"is", "was", "are", "were"}
+    apposed = len(after) >= 2 and "," in text[words[last - 1].end : after[0].start]
+    if apposed and not copula and after[0].norm in _POSSESSIVES:
+        nouns.add(_bare(after[1].norm))
+    if before and before[-1].norm in _PLACE_PREPOSITIONS:
+        nouns.add("@place")
+    if before and before[-1].norm in _TITLES:
+        nouns.add(before[-1].norm)
+    return {n for n in nouns if n.isalpha() or n == "@place"}
+
+
+def _bare(word: str) -> str:
+    return word[:-2] if word.endswith("'s") else word
+
+
+def _agrees(entity: _Entity, kind: Kind | None, gender: str | None) -> bool:
+    if kind is None:
+        return True
+    if kind is Kind.THING:
+        return entity.kind is not Kind.PERSON
+    if entity.kind is Kind.THING or ("@place" in entity.nouns and entity.kind is not Kind.PERSON):
+        return False
+    return gender is None or entity.gender in (None, gender)
+
+
+def _word_is(hay: str, want: str) -> bool:
+    return hay == want or (hay.endswith("'s") and hay[:-2] == want)
+
+
+def _name_at(text: str, at: int) -> str:
+    """The capitalized name (one to three words) starting at ``at``, or ""."""
+    words = []
+    pos = at
+    for _ in range(3):
+        match = _NAME_WORD.match(text, pos)
+        if match is None or not _capitalized(match.group()):
+            break
+        word = match.group().rstrip(".'\u2019")
+        if word.casefold() in _NOT_NAMES:
+            break
+        words.append(word)
+        pos = match.end()
+        if text[pos : pos + 1] != " ":
+            break
+        pos += 1
+    return " ".join(words)
+
+
+def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[int, int, int, int]]:
+    """Capitalized word runs of ``text`` that look like names, as (start, end, first token,
+    last token + 1): a lone capitalized word opening a sentence is one only when ``known``."""
+    out = []
+    tokens = doc.tokens
+    i = 0
+    while i < len(tokens):
+        raw = text[tokens[i].start : tokens[i].end]
+        if not _capitalized(raw) or tokens[i].norm in _NOT_NAMES:
+            i += 1
+            continue
+        j = i + 1
+        while (
+            j < len(tokens)
+            and tokens[j].sentence == tokens[i].sentence
+            and _capitalized(text[tokens[j].start : tokens[j].end])
+            and tokens[j].norm not in _NOT_NAMES
+            and text[tokens[j - 1].end : tokens[j].start] in (" ", "-")
+        ):
+            j += 1
+        opens = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+        lone = j == i + 1
+        key = (_bare(tokens[i].norm),)
+        stray = lone and (tokens[i].norm in _TITLES or len(raw) == 1)
+        if (not (opens and lone) or key in known) and not stray:
+            out.append((tokens[i].start, tokens[j - 1].end, i, j))
+        i = j
+    return out
