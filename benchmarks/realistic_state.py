@@ -251,7 +251,8 @@ def _steps(
 
 
 def _profile(services: Services, uid: str, tables: UserTables, chk: dict[str, Any], *_: Any) -> str:
-    shown = services.context.prompt_context(uid).profile.account_name or ""
+    profile = services.context.prompt_context(uid).profile
+    shown = " | ".join([profile.account_name or "", *profile.goes_by])
     return "" if name_key(chk["name"]) in name_key(shown) else f"the profile says {shown!r}"
 
 

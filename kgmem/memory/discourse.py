@@ -40,7 +40,7 @@ from enum import Enum
 
 from kgmem.memory.surface import FIRST_PERSON, SECOND_PERSON, Analysis, Token, analyse, phrase
 
-__all__ = ["LOOKBACK", "Discourse", "Kind", "Ref", "Speaker", "Turn", "name_keys"]
+__all__ = ["LOOKBACK", "Discourse", "Identity", "Kind", "Ref", "Speaker", "Turn", "name_keys"]
 
 #: how many turns back a pronoun may find its antecedent
 LOOKBACK = 4
@@ -93,6 +93,17 @@ class Ref:
     @property
     def resolved(self) -> bool:
         return len(self.candidates) == 1
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whom a name of a claim means in a chat: the user, or someone the chat calls by
+    ``name`` (its longest name) and ``aliases`` (nicknames, other full names; never a bare
+    first or last word of a longer name)."""
+
+    is_user: bool
+    name: str
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(eq=False)
@@ -247,6 +258,10 @@ class Discourse:
             group = set().union(*(name_keys(a) for a in (name, *aliases)))
             if group:
                 self._known.append(group)
+        self._surface: dict[Key, str] = {}  # a name's first spelling in the chat
+        for name in (*user_names, *known, *(a for al in known.values() for a in al)):
+            for key in name_keys(name):
+                self._surface.setdefault(key, name)
         self._mentions: list[list[_Mention]] = []
         self._speakers: list[_Entity | None] = []
         for index in range(len(self.turns)):
@@ -344,7 +359,7 @@ class Discourse:
     # -- reading a turn -----------------------------------------------------------------------
 
     def _read_turn(self, index: int) -> list[_Mention]:
-        doc, _text = self.docs[index], self.turns[index].text
+        doc, text = self.docs[index], self.turns[index].text
         me = self.speaker(index)
         spans = self._name_spans(index)
         mentions: list[_Mention] = []
@@ -357,6 +372,7 @@ class Discourse:
                 start, end, key, nouns = span
                 owners = self._name_owners(key, nouns, me)
                 mentions.append(_Mention(start, end, token.sentence, owners))
+                self._surface.setdefault(key, _strip_possessive(text[start:end]))
                 at = next(
                     (k for k in range(at, len(tokens)) if tokens[k].start >= end), len(tokens)
                 )
@@ -590,6 +606,23 @@ class Discourse:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def identity(self, term: str) -> Identity | None:
+        """Whom ``term`` (a claim's subject or object) means in this chat, if one referent:
+        the one of that name, or of a longer name it is the first or last word of."""
+        keys = name_keys(term)
+        found = {self._root(e) for k in keys for e in self._exact(k)}
+        if not found:
+            found = {self._root(e) for k in keys for e in self._partial(k)}
+        if len(found) != 1:
+            return None
+        entity = found.pop()
+        names = sorted(entity.names, key=lambda n: (-len(n), n))
+        whole = [n for n in names if not any(_part_of(n, other) for other in names)]
+        shown = [self._surface.get(n, " ".join(n)) for n in whole]
+        if entity.is_user:
+            return Identity(True, shown[0] if shown else term, tuple(shown[1:]))
+        return Identity(False, shown[0] if shown else term, tuple(shown[1:]))
+
     def refs(self, index: int) -> tuple[Ref, ...]:
         """Every referring expression of turn ``index`` and whom it may mean."""
         if index not in self._refs:
@@ -610,6 +643,18 @@ class Discourse:
             mention.group,
             mention.subject,
         )
+
+
+def _part_of(name: Key, other: Key) -> bool:
+    """Whether ``name`` is a bare first or last word of the longer ``other`` (not the same
+    name without its "Inc.")."""
+    if len(other) == 2 and other[-1].rstrip(".") in _LEGAL:
+        return False
+    return len(name) == 1 and len(other) > 1 and name[0] in (other[0], other[-1])
+
+
+def _strip_possessive(text: str) -> str:
+    return text[:-2] if text.endswith(("'s", "\u2019s")) else text
 
 
 def _only_named(entity: _Entity, text: str, mention: _Mention) -> bool:

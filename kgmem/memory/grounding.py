@@ -24,13 +24,13 @@ Refusals are results (:class:`Refusal`), never exceptions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from rdflib import URIRef
 
-from kgmem.memory.discourse import Discourse, Speaker, Turn
+from kgmem.memory.discourse import Discourse, Identity, Speaker, Turn
 from kgmem.memory.grounding_types import (
     AUTHORITY_CONFIDENCE_CAPS,
     DEFAULT_AUTHORITY_ORDER,
@@ -166,16 +166,36 @@ def reading(rec: SourceRecord, claim: ClaimDraft, ctx: GroundingContext) -> Read
     return Reading(discourse, next(i for i, r in enumerate(records) if r.iri == rec.iri))
 
 
+class _Texts:
+    """What one claim's grounding reads, each once: texts analysed, chats read."""
+
+    def __init__(self, claim: ClaimDraft, ctx: GroundingContext) -> None:
+        self._claim, self._ctx = claim, ctx
+        self._docs: dict[str, Analysis] = {}
+        self._readings: dict[URIRef, Reading] = {}
+
+    def doc(self, text: str) -> Analysis:
+        if text not in self._docs:
+            self._docs[text] = analyse(text)
+        return self._docs[text]
+
+    def reading(self, rec: SourceRecord) -> Reading:
+        if rec.iri not in self._readings:
+            self._readings[rec.iri] = reading(rec, self._claim, self._ctx)
+        return self._readings[rec.iri]
+
+
 def _check(
     claim: ClaimDraft,
     ev: EvidenceDraft,
     rec: SourceRecord,
-    doc: Analysis,
+    texts: _Texts,
     span: tuple[int, int],
     ctx: GroundingContext,
 ) -> tuple[_Problem, ...]:
     check = explicit_mismatches if ev.support is SupportKind.EXPLICIT else related_mismatches
-    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker, reading(rec, claim, ctx))
+    doc = texts.doc(rec.text)
+    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker, texts.reading(rec))
     problems = tuple((RefusalCode(m.value), where, why) for m, where, why in found)
     if ev.support is SupportKind.EXPLICIT and not problems:
         problems = _opposite_predicate(claim, rec.text[span[0] : span[1]])
@@ -250,7 +270,7 @@ def _judge(
     sources: Mapping[str, SourceRecord],
     claim: ClaimDraft,
     ctx: GroundingContext,
-    doc: Callable[[str], Analysis],
+    texts: _Texts,
 ) -> _Verdict:
     verdict = _Verdict(index, ev.support, sources.get(ev.source))
     rec = verdict.record
@@ -270,7 +290,7 @@ def _judge(
     if span is None:
         why = _not_verbatim(rec.text, ev.quote)
         return replace(verdict, problems=((RefusalCode.QUOTE_NOT_IN_SOURCE, "quote", why),))
-    return replace(verdict, span=span, problems=_check(claim, ev, rec, doc(rec.text), span, ctx))
+    return replace(verdict, span=span, problems=_check(claim, ev, rec, texts, span, ctx))
 
 
 # -- the claim as a whole -------------------------------------------------------------------
@@ -386,6 +406,21 @@ def _refusals(verdicts: Sequence[_Verdict]) -> tuple[Refusal, ...]:
     )
 
 
+def _identities(
+    claim: ClaimDraft, accepted: Sequence[_Verdict], texts: _Texts
+) -> Mapping[str, Identity]:
+    """Whom the claim's names mean in the chats of its accepted evidence (the first that
+    knows)."""
+    out: dict[str, Identity] = {}
+    for term in (claim.subject, claim.object):
+        for v in accepted:
+            if term is None or term in out or v.record is None:
+                continue
+            if (found := texts.reading(v.record).discourse.identity(term)) is not None:
+                out[term] = found
+    return out
+
+
 def ground_claim(
     claim: ClaimDraft,
     evidence: Sequence[EvidenceDraft],
@@ -401,19 +436,14 @@ def ground_claim(
     if not evidence:
         refusal = Refusal(RefusalCode.NO_EVIDENCE, "a claim needs at least one evidence item")
         return GroundingResult(False, (refusal,), (), None, None, 0.0, False)
-    docs: dict[str, Analysis] = {}
-
-    def doc(text: str) -> Analysis:
-        if text not in docs:
-            docs[text] = analyse(text)
-        return docs[text]
-
-    verdicts = [_judge(i, ev, sources, claim, ctx, doc) for i, ev in enumerate(evidence)]
+    texts = _Texts(claim, ctx)
+    verdicts = [_judge(i, ev, sources, claim, ctx, texts) for i, ev in enumerate(evidence)]
     verdicts = _agent_rule(_confirmations(verdicts, ctx))
     items = tuple(_grounded(v, authority_order) for v in verdicts if v.accepted)
     if not items:
         return GroundingResult(False, _refusals(verdicts), (), None, None, 0.0, False)
     return GroundingResult(
+        identities=_identities(claim, [v for v in verdicts if v.accepted], texts),
         grounded=True,
         reasons=_refusals(verdicts),
         items=items,

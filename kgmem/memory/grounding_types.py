@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from rdflib import URIRef
 
-from kgmem.memory.discourse import Kind
+from kgmem.memory.discourse import Identity, Kind
 from kgmem.memory.mentions import (
     NameBook,
 )
@@ -107,6 +107,8 @@ class GroundingResult:
     support: SupportKind | None
     confidence_cap: float
     may_auto_activate: bool
+    #: claim term -> whom the chat of its evidence says it means (the user, a full name)
+    identities: Mapping[str, Identity] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

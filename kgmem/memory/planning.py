@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from kgmem.memory.discourse import Kind
+from kgmem.memory.discourse import Identity, Kind, name_keys
 from kgmem.memory.entities import (
+    SELF_MENTIONS,
     EntityMatch,
     EntityResolver,
     MentionContext,
+    entity_quads,
+    type_clashes,
     is_self_mention,
     name_key,
     self_entity,
@@ -39,10 +42,10 @@ from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
 from kgmem.memory.records import ClaimRecord, EvidenceRecord
-from kgmem.memory.surface import date_value, locate_quote
+from kgmem.memory.surface import date_value, locate_quote, phrase
 from kgmem.ontology import EffectiveOntology, TermKind, Violation
 from kgmem.store import Quad
-from kgmem.vocab import PREFIXES, SDO
+from kgmem.vocab import FOAF, PREFIXES, SDO
 
 __all__ = ["DraftPlan", "expand_term", "grounding_context", "mention_context", "plan_draft"]
 
@@ -66,6 +69,7 @@ class DraftPlan:
     needs_terms: list[URIRef] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     clashes: list[Violation] = field(default_factory=list)  # names tied to disjoint entities
+    identities: dict[str, Identity] = field(default_factory=dict)  # whom the chat says
     authority: Authority | None = None
     confidence_cap: float = 1.0
     may_auto_activate: bool = True
@@ -111,6 +115,8 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
             plan.refusals += [f"claim {index}: {_why(r)}" for r in result.reasons]
             continue
         _absorb(plan, result, ctx)
+        for term, identity in result.identities.items():
+            plan.identities.setdefault(term, identity)
         plan.claims.append(_claim_record(claim, types, draft, ctx, plan, tied))
     for entity in draft.entities:
         match = _entity(entity.name, types, entity.aliases, ctx, plan, tied)
@@ -250,6 +256,14 @@ def _entity_types(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> dict
     return types
 
 
+def _is_user(name: str, ctx: PlanContext, plan: DraftPlan) -> bool:
+    identity = plan.identities.get(name)
+    if identity is not None:
+        return identity.is_user
+    own = {name_key(n) for n in ctx.user_names}
+    return is_self_mention(name, ctx.account_name) or name_key(name) in own
+
+
 def _entity(
     name: str,
     types: Mapping[str, list[URIRef]],
@@ -258,22 +272,52 @@ def _entity(
     plan: DraftPlan,
     tied: MentionContext,
 ) -> EntityMatch:
-    if is_self_mention(name, ctx.account_name):
+    identity = plan.identities.get(name)
+    if _is_user(name, ctx, plan):
+        me = self_entity(ctx.uid)
         quads = self_quads(ctx.uid, ctx.account_name)
+        # the names the user goes by in the chat ("I'm Ana Ruiz", "call me Anita")
+        names = [] if name_key(name) in SELF_MENTIONS else [name]
+        if identity is not None:
+            names += [identity.name, *identity.aliases]
+        quads += entity_quads(ctx.uid, me, None, (), _new_names(names, ctx), set())
         plan.entity_quads += [q for q in quads if q not in plan.entity_quads]
-        return EntityMatch(self_entity(ctx.uid), ctx.account_name, frozenset(), False)
+        typed = types.get(name_key(name), [])
+        clashes = type_clashes(me, [SDO.Person], name, typed, ctx.effective)
+        plan.clashes += [v for v in clashes if v not in plan.clashes]
+        return EntityMatch(me, ctx.account_name, frozenset(), False, clashes=clashes)
+    canonical, known = name, list(aliases)
+    if identity is not None:
+        # a bare first or last name resolves as the full name the chat gives it
+        if _part_of(name_key(name), name_key(identity.name)):
+            canonical = identity.name
+        known += [identity.name, *identity.aliases]
     match = ctx.resolver.resolve(
         ctx.uid,
-        name,
-        types.get(name_key(name), []),
+        canonical,
+        types.get(name_key(name), []) or types.get(name_key(canonical), []),
         ctx.effective,
-        aliases,
+        [a for a in known if name_key(a) != name_key(canonical)],
         ctx.pending_entities,
         context=tied,
     )
     plan.entity_quads += [q for q in match.quads if q not in plan.entity_quads]
     plan.clashes += [v for v in match.clashes if v not in plan.clashes]
     return match
+
+
+def _part_of(short: str, full: str) -> bool:
+    """Whether ``short`` is a bare first or last word of the longer name ``full``."""
+    words = full.split()
+    if phrase(short) in name_keys(full):
+        return False  # "Acme" is "Acme Inc": the same name
+    return " " not in short and len(words) > 1 and short in (words[0], words[-1])
+
+
+def _new_names(names: Sequence[str], ctx: PlanContext) -> list[str]:
+    """``names`` the user does not go by yet (the account name is the entity's own)."""
+    own = {name_key(n) for n in (ctx.account_name, *ctx.user_names)}
+    return [n for n in dict.fromkeys(names) if name_key(n) not in own]
 
 
 def _claim_record(
@@ -296,9 +340,19 @@ def _claim_record(
         obj = _entity(claim.object, types, aliases.get(claim.object, ()), ctx, plan, tied).iri
         plan.about.append(obj)
     value = None if claim.value is None else _literal(claim.value, ctx.effective, predicate)
+    if predicate in _NAMING and claim.value is not None and not claim.negated:
+        # "Everyone calls him Hal", "I'm Ana Ruiz": a name the entity answers to from now on
+        plan.entity_quads += [
+            q
+            for q in entity_quads(ctx.uid, subject, None, (), _new_names([claim.value], ctx), set())
+            if q not in plan.entity_quads
+        ]
     return ClaimRecord(
         new_node(ctx.uid, NodeKind.CLAIM), subject, predicate, obj, value, claim.negated
     )
+
+
+_NAMING = frozenset({SDO.name, SDO.alternateName, FOAF.nick, FOAF.name})
 
 
 def _literal(text: str, effective: EffectiveOntology, predicate: URIRef) -> Literal:

@@ -127,6 +127,7 @@ class PromptContext:
             account_name=account or self._reader.own_name(uid),
             timezone=zone,
             local_time=_zone(zone, now),
+            goes_by=self._reader.goes_by(uid),
         )
         facts, facts_cut = _capped(self._reader.profile_facts(uid), self._limits.profile_cap)
         notes, notes_cut = self._notes(uid, now)

@@ -93,6 +93,10 @@ class ProfileFact:
         return f"- {one_line(self.label, NAME_CHARS)}: {'not ' if self.negated else ''}{value}"
 
 
+#: how many of the user's other names the profile shows
+GOES_BY_CAP = 5
+
+
 @dataclass(frozen=True)
 class ProfileSection:
     """Who the user is: the account name, the timezone, and what kgmem learned about them."""
@@ -100,6 +104,7 @@ class ProfileSection:
     account_name: str | None = None
     timezone: str | None = None
     local_time: datetime | None = None  # now in ``timezone``, when it is a known zone
+    goes_by: tuple[str, ...] = ()  # the names the user introduced themselves by
     items: tuple[ProfileFact, ...] = ()
     truncated: int = 0
 
@@ -111,6 +116,9 @@ class ProfileSection:
         lines = []
         if self.account_name:
             lines.append(f"- Account name: {one_line(self.account_name, NAME_CHARS)}")
+        if self.goes_by:
+            names = ", ".join(one_line(n, NAME_CHARS) for n in self.goes_by[:GOES_BY_CAP])
+            lines.append(f"- Goes by: {names}")
         if self.timezone:
             zone = one_line(self.timezone, NAME_CHARS)
             when = self.local_time

@@ -75,6 +75,13 @@ class ContextReader:
         names = sorted(str(q.object) for q in self._store.quads(graph, me, KGM.name))
         return names[0] if names else None
 
+    def goes_by(self, uid: str) -> tuple[str, ...]:
+        """The other names the user's own entity answers to: a name they introduced
+        themselves by, a nickname ("call me Anita"), longest first."""
+        graph, me = UserGraphs(uid).kg, self_entity(uid)
+        names = {str(q.object) for q in self._store.quads(graph, me, KGM.alias)}
+        return tuple(sorted(names, key=lambda n: (-len(n), n)))
+
     def profile_facts(self, uid: str) -> list[ProfileFact]:
         """What the user's active memories claim about the user's own entity, one fact per
         (property, object, negation), newest first; none while the entity does not exist."""

@@ -38,7 +38,8 @@ def types_of(world: World, entity: URIRef) -> set[object]:
 def test_known_speaker_typed_as_an_organization_is_refused_not_duplicated(
     world: World,
 ) -> None:
-    said = world.say("user", "I love hiking in the Alps.", speaker="Nora Lindqvist")
+    world.say("user", "Who likes the mountains here?", speaker="Alice")  # two speakers:
+    said = world.say("user", "I love hiking in the Alps.", speaker="Nora Lindqvist")  # Nora
     [known] = world.draft(described("Nora Lindqvist", "hiking", said, "I love hiking"))
     assert known.outcome is Outcome.ACTIVE
     [nora] = named(world, "nora lindqvist")
