@@ -25,11 +25,11 @@ from kgmem.memory.entities import (
     EntityResolver,
     MentionContext,
     entity_quads,
-    type_clashes,
     is_self_mention,
     name_key,
     self_entity,
     self_quads,
+    type_clashes,
 )
 from kgmem.memory.grounding import (
     GroundedEvidence,
