@@ -299,7 +299,7 @@ CASES: list[tuple[dict[str, Any], str]] = [
             "contest",
             [TRUE],
         ),
-        "pending",
+        "active",  # "no longer" says the world changed: the negation supersedes (#23 g)
     ),
 ]
 

@@ -25,6 +25,8 @@ from kgmem.memory.prepass import (
     Resolution,
     prepass,
     resolve_conflict,
+    slots,
+    stated_change,
 )
 from kgmem.memory.records import ClaimRecord, MemoryRecord, read_memory, record_quads
 from kgmem.ontology import OntologyService, Violation
@@ -127,11 +129,19 @@ class Decider:
 
     def run(self) -> Work:
         functional = self.deps.ontology.effective(self.uid).is_functional
-        pre = prepass(self.plan.claims, self.existing, functional)
+        changed = bool(self.plan.change_texts)
+        pre = prepass(self.plan.claims, self.existing, slots(functional, changed))
+        conflicts = [
+            c
+            for c in pre.conflicts
+            if not changed or stated_change(c, functional, self.plan.change_texts)
+        ]
         authority = self.plan.authority or Authority.AGENT
         valid_from = min((c.valid_from for c in self.draft.claims if c.valid_from), default=None)
+        if valid_from is None and changed:
+            valid_from = self.plan.change_at  # the world changed when the source said so
         resolutions = [
-            (c, resolve_conflict(c, authority, valid_from, self.deps.order)) for c in pre.conflicts
+            (c, resolve_conflict(c, authority, valid_from, self.deps.order)) for c in conflicts
         ]
         if any(r is Resolution.QUARANTINE for _, r in resolutions):
             return self._quarantine([c.existing.memory for c, _ in resolutions])

@@ -89,6 +89,7 @@ class Ref:
     pronoun: bool = False
     group: bool = False  # "they": it refers to every candidate at once
     subject: bool = True  # it can be a clause's subject (not "my", "her", "them")
+    persons: tuple[bool, ...] = ()  # whether each candidate is known to be a person
 
     @property
     def resolved(self) -> bool:
@@ -196,7 +197,9 @@ _NOT_NAMES = _words(
     "also so and but or the a an if then that this these those there here just still even "
     "maybe today tomorrow yesterday now well actually anyway by for in on at to from with "
     "as after before since until because while of not every everyone everybody some any my "
-    "your our his her their its we you he she they it update btw ps funny quick small big"
+    "your our his her their its we you he she they it update btw ps funny quick is are was "
+    "were do does did can could will would should has have had same new old next last "
+    "first"
 )
 _NAME_WORD = re.compile(r"[^\W\d_][\w\u2019'.-]*")
 _INTRO = re.compile(r"\b(?:I'm|I\u2019m|I am|[Mm]y name is|[Mm]y name's|[Mm]y name\u2019s)\s+")
@@ -505,6 +508,8 @@ class Discourse:
                         found = [e for e in found if e.kind is Kind.PERSON] or found
                     elif kind is Kind.THING:
                         found = [e for e in found if e.kind is Kind.THING] or found
+                    else:  # "they": the people, if any are there
+                        found = [e for e in found if e.kind is Kind.PERSON] or found
                     return found  # several: ambiguous (or, for "they", all of them)
         return []
 
@@ -642,6 +647,7 @@ class Discourse:
             mention.pronoun,
             mention.group,
             mention.subject,
+            tuple(o.kind is Kind.PERSON for o in owners),
         )
 
 

@@ -55,7 +55,7 @@ from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
 from kgmem.memory.overlay import BatchView
 from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
-from kgmem.memory.prepass import ExistingClaim
+from kgmem.memory.prepass import ExistingClaim, slots
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
@@ -264,7 +264,8 @@ class WriteGate:
         """The active claims the pre-pass weighs ``plan`` against (as ``store`` shows them),
         except those of the memories in ``exclude`` (a derivation's own inputs)."""
         active = self._active if store is None else ActiveClaims(store, self._queries)
-        found = active.about(uid, plan.claims, effective.is_functional, self._order)
+        functional = slots(effective.is_functional, bool(plan.change_texts))
+        found = active.about(uid, plan.claims, functional, self._order)
         return [e for e in found if e.memory not in exclude]
 
     def deps(self, *, store: TripleStore | None = None) -> GateDeps:

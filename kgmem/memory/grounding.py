@@ -318,6 +318,8 @@ def _asked(agent: _Verdict) -> bool:
     if not doc.questions:
         return True
     asked = [t for t in doc.tokens if t.sentence == max(doc.questions)]
+    if any(t.norm == "or" for t in asked):
+        return False  # "Lyon or Geneva?" "Yes." picks neither
     return asked[0].start < agent.span[1] and agent.span[0] < asked[-1].end
 
 
@@ -345,7 +347,33 @@ def _as_confirmation(v: _Verdict, agents: Sequence[_Verdict], ctx: GroundingCont
     return v
 
 
-def _confirmations(verdicts: list[_Verdict], ctx: GroundingContext) -> list[_Verdict]:
+def _implied(
+    v: _Verdict, claim: ClaimDraft, ctx: GroundingContext, texts: _Texts, index: int
+) -> _Verdict | None:
+    """The agent message a cited "Yes, that's right" answers, when the draft cites only the
+    reply: the message right before it, read where the reply answers it (its last question,
+    if it asks one), must state the claim."""
+    assert v.record is not None
+    agent = ctx.previous.get(v.record.iri)
+    if agent is None or _origin(agent) is not _Origin.AGENT:
+        return None
+    doc = texts.doc(agent.text)
+    if not doc.tokens:
+        return None
+    asked = [t for t in doc.tokens if doc.questions and t.sentence == max(doc.questions)]
+    if any(t.norm == "or" for t in asked):
+        return None  # "Lyon or Geneva?" "Yes." picks neither
+    span = (asked[0].start, asked[-1].end) if asked else (0, len(agent.text))
+    ev = EvidenceDraft.model_construct(source=str(agent.iri), quote=agent.text[span[0] : span[1]])
+    problems = _check(claim, ev, agent, texts, span, ctx)
+    if any(p[0] is not RefusalCode.QUOTE_IS_QUESTION for p in problems):
+        return None
+    return _Verdict(index, SupportKind.EXPLICIT, agent, span)
+
+
+def _confirmations(
+    verdicts: list[_Verdict], claim: ClaimDraft, ctx: GroundingContext, texts: _Texts
+) -> list[_Verdict]:
     question = RefusalCode.QUOTE_IS_QUESTION
     agents = [
         v
@@ -358,6 +386,17 @@ def _confirmations(verdicts: list[_Verdict], ctx: GroundingContext) -> list[_Ver
         else v
         for v in verdicts
     ]
+    if not agents:
+        unlinked = RefusalCode.CONFIRMATION_UNLINKED
+        for n, v in enumerate(out):
+            if not any(p[0] is unlinked for p in v.problems):
+                continue
+            implied = _implied(v, claim, ctx, texts, len(out))
+            if implied is not None and implied.record is not None:
+                out[n] = replace(v, problems=(), confirms=implied.record.iri)
+                out.append(implied)
+                agents = [implied]
+                break
     # A confirmed question ("Are you allergic to shellfish?" "Yes.") is an answered question.
     confirmed = {v.confirms for v in out if v.confirms is not None}
     answered = {a.index for a in agents if a.record is not None and a.record.iri in confirmed}
@@ -438,7 +477,7 @@ def ground_claim(
         return GroundingResult(False, (refusal,), (), None, None, 0.0, False)
     texts = _Texts(claim, ctx)
     verdicts = [_judge(i, ev, sources, claim, ctx, texts) for i, ev in enumerate(evidence)]
-    verdicts = _agent_rule(_confirmations(verdicts, ctx))
+    verdicts = _agent_rule(_confirmations(verdicts, claim, ctx, texts))
     items = tuple(_grounded(v, authority_order) for v in verdicts if v.accepted)
     if not items:
         return GroundingResult(False, _refusals(verdicts), (), None, None, 0.0, False)

@@ -17,6 +17,7 @@ from enum import Enum, StrEnum
 from itertools import pairwise
 from types import MappingProxyType
 
+from kgmem.memory.change import ending_stated
 from kgmem.memory.discourse import Discourse, Ref, name_keys
 from kgmem.memory.model import ClaimDraft
 from kgmem.memory.surface import (
@@ -152,6 +153,15 @@ class Reading:
     def refs(self) -> tuple[Ref, ...]:
         return self.discourse.refs(self.turn)
 
+    def asked(self) -> tuple[Ref, ...]:
+        """What the assistant's question right before this turn refers to (its question
+        sentences), when it asks one: whom a reply's bare fragment is about."""
+        before = self.turn - 1
+        if before < 0 or not self.discourse.turns[before].speaker.assistant:
+            return ()
+        doc = self.discourse.docs[before]
+        return tuple(r for r in self.discourse.refs(before) if r.sentence in doc.questions)
+
 
 @dataclass(frozen=True)
 class _Reader:
@@ -286,12 +296,38 @@ def _subject_outside(
         return None, missing  # the quote says it of someone else
     near = read.before_quote()
     if near is None:
-        return None, missing
+        answered = _answered(read, target, subject)
+        return (answered, None) if answered else (None, missing)
     refers = _refers(near, target, subject)
     if refers is None:
         why = f"{near.text!r} may refer to {_who(near)}: which one is not said"
         return None, (Mismatch.AMBIGUOUS, "subject", why)
     return (read.occurrence(near), None) if refers else (None, missing)
+
+
+def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:
+    """The subject of a bare reply that answers the assistant's question ("where are you
+    living now?" "No, a flat on Rue Paul Bert"): the one referent of the question of its
+    kind (person or not) that is the claim's subject. The reply must open its message and
+    name no one itself."""
+    if read.reading is None or not read.words or read.quoted_refs():
+        return None
+    first = read.words[0]
+    if first.sentence != 0 or any(r.subject and r.end <= first.start for r in read.reading.refs()):
+        return None
+    asked = read.reading.asked()
+    hits = [r for r in asked if _refers(r, target, subject) is True]
+    if not hits:
+        return None
+    person = hits[0].persons[0] if hits[0].persons else False
+    others = {
+        names
+        for r in asked
+        if r.resolved and not _refers(r, target, subject)
+        for names, is_person in zip(r.candidates, r.persons, strict=True)
+        if is_person == person
+    }
+    return None if others else (first,)
 
 
 def explicit_mismatches(
@@ -322,6 +358,8 @@ def explicit_mismatches(
         return [(Mismatch.APART, what, why)]
     wanted = claim.negated != _BOOLEAN_FLIPS.get((claim.value or "").strip().casefold(), False)
     polar = [occ for occ in together if read.negated(occ, subjects + values) == wanted]
+    if not polar and wanted and ending_stated(doc, span):
+        polar = together  # "I left Riverside Striders": no longer a member
     if not polar:
         why = "has no negation cue for a negated claim" if wanted else "negates the claim"
         return [(Mismatch.NEGATION, "negated", why)]
@@ -431,13 +469,26 @@ def affirmation_span(text: str) -> tuple[int, int] | None:
     while (found := _affirmation_at(words, i)) is not None:
         i, strong = i + found[0], strong or found[1]
     if i == 0:
-        return None
+        return _trailing_affirmation(text, words)
     rest = words[i:]
     if rest and not strong and not _PUNCTUATED.search(text[words[i - 1].end : rest[0].start]):
         return None
     if any(t.negates or t.norm in _DISSENT for t in rest):
         return None
     return words[0].start, words[i - 1].end
+
+
+def _trailing_affirmation(text: str, words: Sequence[Token]) -> tuple[int, int] | None:
+    """A first sentence that ends in ", yes" ("Same dates, yes."): its span, when nothing
+    before it dissents."""
+    last = words[-1]
+    if len(words) < 2 or (last.norm,) not in _STRONG:
+        return None
+    if "," not in text[words[-2].end : last.start]:
+        return None
+    if any(t.negates or t.norm in _DISSENT or t.norm in _DENIAL_LEADS for t in words[:-1]):
+        return None
+    return words[0].start, last.end
 
 
 def is_denial(text: str) -> bool:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
+from kgmem.memory.change import change_stated, ending_stated
 from kgmem.memory.discourse import Identity, Kind, name_keys
 from kgmem.memory.entities import (
     SELF_MENTIONS,
@@ -39,10 +41,10 @@ from kgmem.memory.grounding import (
     ground_claim,
 )
 from kgmem.memory.ids import NodeKind, new_node
-from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord
+from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord, SourceType
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
 from kgmem.memory.records import ClaimRecord, EvidenceRecord
-from kgmem.memory.surface import date_value, locate_quote, phrase
+from kgmem.memory.surface import analyse, date_value, locate_quote, phrase
 from kgmem.ontology import EffectiveOntology, TermKind, Violation
 from kgmem.store import Quad
 from kgmem.vocab import FOAF, PREFIXES, SDO
@@ -70,6 +72,10 @@ class DraftPlan:
     refusals: list[str] = field(default_factory=list)
     clashes: list[Violation] = field(default_factory=list)  # names tied to disjoint entities
     identities: dict[str, Identity] = field(default_factory=dict)  # whom the chat says
+    #: the cited texts whose quoted sentence says the world changed, and when the newest
+    #: of them was said: an older value of a claim's slot may close
+    change_texts: list[str] = field(default_factory=list)
+    change_at: datetime | None = None
     authority: Authority | None = None
     confidence_cap: float = 1.0
     may_auto_activate: bool = True
@@ -189,6 +195,7 @@ def _absorb(plan: DraftPlan, result: GroundingResult, ctx: PlanContext) -> None:
         if key not in seen:
             seen.add(key)
             plan.evidence.append(_evidence(ctx.uid, item))
+            _change(plan, ctx.sources.get(str(item.source)), (item.start, item.end))
     plan.confidence_cap = min(plan.confidence_cap, result.confidence_cap)
     plan.may_auto_activate = plan.may_auto_activate and result.may_auto_activate
     if result.authority is not None and (
@@ -196,6 +203,18 @@ def _absorb(plan: DraftPlan, result: GroundingResult, ctx: PlanContext) -> None:
         or rank(result.authority, ctx.order) > rank(plan.authority, ctx.order)
     ):
         plan.authority = result.authority
+
+
+def _change(plan: DraftPlan, source: SourceRecord | None, span: tuple[int, int]) -> None:
+    """Note a cited sentence that says the world changed ("since March I'm at Y")."""
+    if source is None or source.type is SourceType.AGENT_MESSAGE:
+        return
+    doc = analyse(source.text)
+    if not (change_stated(doc, span) or ending_stated(doc, span)):
+        return
+    plan.change_texts.append(source.text)
+    if plan.change_at is None or source.timestamp > plan.change_at:
+        plan.change_at = source.timestamp
 
 
 def _evidence(uid: str, item: GroundedEvidence) -> EvidenceRecord:
@@ -288,8 +307,11 @@ def _entity(
         return EntityMatch(me, ctx.account_name, frozenset(), False, clashes=clashes)
     canonical, known = name, list(aliases)
     if identity is not None:
-        # a bare first or last name resolves as the full name the chat gives it
-        if _part_of(name_key(name), name_key(identity.name)):
+        # a bare first or last name the user has no entity for resolves as the full name
+        # the chat gives it ("Claire" is Claire Fontaine)
+        if _part_of(name_key(name), name_key(identity.name)) and not ctx.resolver.candidates(
+            ctx.uid, name
+        ):
             canonical = identity.name
         known += [identity.name, *identity.aliases]
     match = ctx.resolver.resolve(

@@ -13,6 +13,7 @@ and the older memory's confidence halves (WEAKEN).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ __all__ = [
     "prepass",
     "rank",
     "resolve_conflict",
+    "slots",
+    "stated_change",
 ]
 
 
@@ -120,6 +123,42 @@ def _conflicts(
         ):
             found.append(Conflict(claim, e, f"{claim.predicate} is single-valued"))
     return found
+
+
+#: free-text predicates: a subject has many descriptions, so a change closes only the one
+#: whose value the changing message names ("switched me from Symbicort to Fostair")
+DESCRIPTIVE = frozenset(
+    {
+        URIRef("https://schema.org/description"),
+        URIRef("https://schema.org/disambiguatingDescription"),
+        URIRef("http://www.w3.org/2000/01/rdf-schema#comment"),
+    }
+)
+
+
+def slots(functional: Callable[[URIRef], bool], changed: bool) -> Callable[[URIRef], bool]:
+    """Which predicates hold one current value for a draft: the single-valued ones, and,
+    when its evidence says the world changed, every one (its older values may close)."""
+    return (lambda _: True) if changed else functional
+
+
+def stated_change(
+    conflict: Conflict, functional: Callable[[URIRef], bool], texts: Sequence[str]
+) -> bool:
+    """Whether ``conflict`` stands when a draft's evidence (``texts``) says the world
+    changed: a single-valued predicate or a negation, any value; a descriptive one only
+    when the changing text names the older value; any other predicate, any value."""
+    old = conflict.existing.claim
+    if functional(old.predicate) or old.negated != conflict.claim.negated:
+        return True
+    if old.predicate not in DESCRIPTIVE:
+        return True
+    said = old.value if old.value is not None else None
+    if said is None:
+        return False
+    words = [w for w in re.findall(r"\w+", str(said).casefold()) if len(w) > 2]
+    text = " ".join(texts).casefold()
+    return bool(words) and any(re.search(rf"\b{re.escape(w)}\b", text) for w in words)
 
 
 def resolve_conflict(

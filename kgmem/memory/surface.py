@@ -79,7 +79,7 @@ _CONJUNCTIONS = frozenset({"and", "or", "so", "but", "because", "while", "since"
 NEGATION_CUES = frozenset(
     {
         "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "nowhere",
-        "cannot", "without", "except", "instead",
+        "cannot", "without", "except",
         # contractions typed without the apostrophe
         "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "cant", "couldnt",
         "wont", "wouldnt", "shouldnt", "havent", "hasnt", "hadnt", "aint",
@@ -181,12 +181,15 @@ def _starts_clause(norm: str, gap: str, following: str) -> bool:
         return True
     if _CLAUSE_PUNCTUATION.search(gap) and norm in _AFTER_PAUSE:
         return True  # "Lena moved, so page Dmitri instead"; "still our DBA, nothing changes"
+    if (norm, following) in {("instead", "of"), ("rather", "than")}:
+        return True  # "Fostair instead of Symbicort": the "instead" negates Symbicort alone
     return norm in _CONJUNCTIONS and following in _SUBJECTS
 
 
 _AFTER_PAUSE = frozenset(
-    {"so", "because", "since", "while", "when", "which", "who", "nothing", "nobody", "none"}
-)
+    {"so", "because", "since", "while", "when", "which", "who", "nothing", "nobody", "none",
+     "not"}
+)  # fmt: skip
 
 
 _WHOLES = frozenset(
@@ -271,6 +274,8 @@ def analyse(text: str) -> Analysis:
         # "but" excludes after a whole ("everything but jazz", "all music but country");
         # after anything else it joins ("tough but fun") or contrasts
         negates = negates or (norms[k] == "but" and not opens and _after_whole(tokens, clause))
+        # "instead of Symbicort", "rather than tea"; a bare "now instead" replaces, no more
+        negates = negates or (norms[k], norms[k + 1]) in {("rather", "than"), ("instead", "of")}
         tokens.append(Token(norms[k], match.start(), match.end(), sentence, clause, negates))
         end = match.end()
     if tokens and "?" in text[end:]:

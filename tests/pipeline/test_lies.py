@@ -256,7 +256,11 @@ def test_an_alias_counts_only_when_a_quote_gives_it_with_the_name(
 
 
 def _speaker_says(services: Services, chat: str, speaker: str, text: str) -> str:
-    msg = MessageIn(chat=chat, turn=0, role="user", text=text, speaker=speaker)
+    """``speaker`` says ``text`` in a group chat the user (Alice) opened: ``speaker`` is
+    someone else (the one human of a chat would be the user, whatever the host calls them)."""
+    opening = MessageIn(chat=chat, turn=0, role="user", text="Morning all.", speaker="Alice")
+    services.sources.ingest_message(UID, opening)
+    msg = MessageIn(chat=chat, turn=1, role="user", text=text, speaker=speaker)
     return str(services.sources.ingest_message(UID, msg).iri)
 
 
@@ -316,7 +320,7 @@ def test_a_known_person_typed_an_organization_in_her_own_words_is_refused_at_rec
         claim(
             "Ada Moss",
             "rdf:type",
-            quote("S1", "Ada Moss is an organization"),
+            quote("S2", "Ada Moss is an organization"),
             object="organization",
         )
     )
