@@ -34,9 +34,10 @@ read in order the way a person reads it, never from the claim under test:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import pairwise
 
 from kgmem.memory.surface import FIRST_PERSON, SECOND_PERSON, Analysis, Token, analyse, phrase
 
@@ -128,6 +129,7 @@ class _Mention:
     pronoun: bool = False
     group: bool = False
     subject: bool = True
+    partial: bool = False  # a first or last word taken for a longer name
 
 
 _MALE = _words(
@@ -156,6 +158,14 @@ _ROLES = _words(
     "person people accountant lawyer solicitor pharmacist vet consultant specialist surgeon "
     "midwife optician"
 )
+#: verbs only people do, right after a name: the name is a person's
+_PERSON_VERBS = _words(
+    "said says say told tells tell thinks think thought wants want wanted asked asks ask "
+    "helped helps offered offers mentioned mentions agreed agrees loves loved hates hated "
+    "likes liked feels felt knows knew believes believed decided decides married talks talk "
+    "talked wrote writes called calls laughed laughs cried smiled promised suggested "
+    "suggests recommended recommends insisted admitted explained replied"
+)
 _PETS = _words("dog cat puppy kitten horse rabbit parrot hamster pet")
 _PERSON_NOUNS = _MALE | _FEMALE | _KIN | _ROLES
 #: family words a family uses as names ("Dad moved into ...")
@@ -163,6 +173,16 @@ _KIN_NAMES = _words("dad mom mum mama papa grandma grandpa nana nan nani granny 
 _TITLES = {"mr": "m", "mrs": "f", "ms": "f", "miss": "f", "dr": None, "prof": None}
 _OWNING = frozenset({"my", "our", "your"})
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "the"})
+#: last words of a place's name: "Kyoto Station" is a place in Kyoto, not Kyoto
+_PLACE_WORDS = _words(
+    "station street st road rd avenue ave lane boulevard square park airport bridge hall "
+    "hotel centre center mall market beach lake river mountain hill island bay harbour "
+    "harbor port district quarter"
+)
+_PREPOSITIONS = frozenset(
+    {"in", "at", "from", "to", "near", "into", "via", "across", "around", "outside", "of",
+     "with", "for", "by", "about", "on", "under", "over", "between", "among", "without"}
+)  # fmt: skip
 _PLACE_PREPOSITIONS = frozenset(
     {"in", "at", "from", "to", "near", "into", "via", "across", "around", "outside"}
 )
@@ -199,7 +219,7 @@ _NOT_NAMES = _words(
     "as after before since until because while of not every everyone everybody some any my "
     "your our his her their its we you he she they it update btw ps funny quick is are was "
     "were do does did can could will would should has have had same new old next last "
-    "first"
+    "first mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends"
 )
 _NAME_WORD = re.compile(r"[^\W\d_][\w\u2019'.-]*")
 _INTRO = re.compile(r"\b(?:I'm|I\u2019m|I am|[Mm]y name is|[Mm]y name's|[Mm]y name\u2019s)\s+")
@@ -289,8 +309,10 @@ class Discourse:
             for group in self._known:
                 if key in group:
                     entity.names |= group
-            if key in self._kinds and entity.kind is Kind.UNKNOWN:
-                entity.kind = self._kinds[key]
+            # what the caller knows may say a name is a thing, never that it is a person:
+            # a draft's own typing must not make its subject win a pronoun over a rival
+            if self._kinds.get(key) is Kind.THING and entity.kind is Kind.UNKNOWN:
+                entity.kind = Kind.THING
         if entity.kind is Kind.UNKNOWN and any(k[-1] in _ORG_WORDS for k in entity.names):
             entity.kind = Kind.THING
         self._entities.append(entity)
@@ -320,17 +342,22 @@ class Discourse:
             e for e in self._live() if any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in e.names)
         ]
 
-    def _short(self, key: Key, kin: set[str]) -> list[_Entity]:
+    def _short(self, key: Key, kin: set[str], nouns: Set[str] = frozenset()) -> list[_Entity]:
         """The one entity called only by the first or last word of the longer ``key``
         (with ``kin`` nouns, the one they describe); none when another longer name shares
-        its first word and no kin noun tells them apart."""
-        if len(key) < 2:
+        its first word and no kin noun tells them apart, when the nouns said with the name
+        describe someone else ("my partner Sam" is not "my colleague Sam Ortiz"), or when
+        the longer name is a place's ("Kyoto Station" is not Kyoto)."""
+        if len(key) < 2 or key[-1] in _PLACE_WORDS:
             return []
+        said = {n for n in nouns if not n.startswith("@")}
         owners = [
             e
             for e in self._live()
             if ((key[0],) in e.names or (key[-1],) in e.names)
             and not any(len(n) > 1 for n in e.names)
+            and "@place" not in e.nouns
+            and not (said and e.nouns - {"@person"} and not said & e.nouns)
         ]
         if kin:
             described = [e for e in owners if e.nouns & kin]
@@ -373,8 +400,12 @@ class Discourse:
             span = next((s for s in spans if s[0] == token.start), None)
             if span is not None:
                 start, end, key, nouns = span
+                partial = not self._exact(key) and bool(self._partial(key))
                 owners = self._name_owners(key, nouns, me)
-                mentions.append(_Mention(start, end, token.sentence, owners))
+                # "from Haddad & Co.", "at Maison Vert": not who the clause is about
+                governed = at > 0 and tokens[at - 1].norm in _PREPOSITIONS
+                mentions.append(_Mention(start, end, token.sentence, owners, subject=not governed))
+                mentions[-1].partial = partial
                 self._surface.setdefault(key, _strip_possessive(text[start:end]))
                 at = next(
                     (k for k in range(at, len(tokens)) if tokens[k].start >= end), len(tokens)
@@ -391,6 +422,7 @@ class Discourse:
                 continue
             at += 1
         self._aliases(index, mentions, me)
+        _disjoin(doc, mentions)
         return mentions
 
     def _word_mention(
@@ -460,7 +492,7 @@ class Discourse:
         found = exact or self._partial(key)
         kin = nouns & _KIN
         if not found:
-            short = self._short(key, kin)
+            short = self._short(key, kin, nouns)
             if short:
                 short[0].names.add(key)
                 found = short
@@ -555,8 +587,8 @@ class Discourse:
             if keys and keys[-1].endswith("'s"):
                 keys[-1] = keys[-1][:-2]
             key = tuple(keys)
-            if len(key) > 1 and key[-1].rstrip(".") in _LEGAL:
-                key = key[:-1]
+            if len(key) > 2 and key[-1].rstrip(".") in _LEGAL:
+                key = key[:-1]  # "Brightwork Builders Inc." is "Brightwork Builders"
             nouns |= _nouns_around(doc, text, first, last)
             out.append((start, end, key, nouns))
         return out
@@ -588,7 +620,8 @@ class Discourse:
                 return
             who = self._root(who)
             mine = [self._root(o) for o in named.owners]
-            if len(mine) == 1 and mine[0] is not who and _only_named(mine[0], text, named):
+            alone = len(mine) == 1 and mine[0] is not who and not named.partial
+            if alone and _only_named(mine[0], text, named):
                 who = self._merge(who, mine[0])
             else:
                 who.names |= set().union(*(name_keys(text[named.start : named.end]),))
@@ -610,6 +643,10 @@ class Discourse:
             name(match, me if match.group("pos") in {"my", "our"} else at(match.start("pos")))
 
     # -- reading ------------------------------------------------------------------------------
+
+    def keys(self) -> frozenset[Key]:
+        """Every name any referent of the chat goes by."""
+        return frozenset(k for e in self._live() for k in e.names)
 
     def identity(self, term: str) -> Identity | None:
         """Whom ``term`` (a claim's subject or object) means in this chat, if one referent:
@@ -663,6 +700,17 @@ def _strip_possessive(text: str) -> str:
     return text[:-2] if text.endswith(("'s", "\u2019s")) else text
 
 
+def _disjoin(doc: Analysis, mentions: list[_Mention]) -> None:
+    """ "A or B" names one of two: each of them may be either ("either ledger-api or
+    Mercury restarted", "She or Yusuf will ping me")."""
+    for first, second in pairwise(mentions):
+        between = [t.norm for t in doc.tokens if first.end <= t.start and t.end <= second.start]
+        if between == ["or"] and first.sentence == second.sentence:
+            both = list(dict.fromkeys([*first.owners, *second.owners]))
+            first.owners = second.owners = both
+            first.group = second.group = False
+
+
 def _only_named(entity: _Entity, text: str, mention: _Mention) -> bool:
     """Whether ``entity`` is no more than the name just said (a nickname's own referent)."""
     said = name_keys(text[mention.start : mention.end])
@@ -678,7 +726,7 @@ def _noun(word: str) -> str | None:
 
 def _add_noun(entity: _Entity, noun: str) -> None:
     entity.nouns.add(noun)
-    if noun in _PERSON_NOUNS and entity.kind is Kind.UNKNOWN:
+    if (noun in _PERSON_NOUNS or noun == "@person") and entity.kind is Kind.UNKNOWN:
         entity.kind = Kind.PERSON
     if noun in _MALE:
         entity.gender = entity.gender or "m"
@@ -703,7 +751,7 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     words = doc.tokens
     sentence = words[first].sentence
     before = [t for t in words[max(0, first - 4) : first] if t.sentence == sentence]
-    after = [t for t in words[last : last + 3] if t.sentence == sentence]
+    after = [t for t in words[last : last + 4] if t.sentence == sentence]
     nouns: set[str] = set()
     if len(before) >= 2 and before[-2].norm in _POSSESSIVES:
         nouns.add(_bare(before[-1].norm))
@@ -713,8 +761,13 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
         and before[-3].norm in _POSSESSIVES
     ):
         nouns.add(_bare(before[-2].norm))
-    if len(before) >= 2 and before[-1].norm in {"called", "named"}:
+    called = len(before) >= 2 and before[-1].norm in {"called", "named"}
+    if called and before[-2].norm not in _LINKING:  # "a woman called X", not "is called X"
         nouns.add(_bare(before[-2].norm))
+    if len(after) >= 3 and after[0].norm in {"is", "was"} and after[1].norm in _POSSESSIVES:
+        nouns.update(_bare(t.norm) for t in after[2:3])  # "X is their tech lead"
+        if len(after) >= 4:
+            nouns.add(_bare(after[3].norm))
     copula = len(after) >= 3 and after[2].norm in {"is", "was", "are", "were"}
     apposed = len(after) >= 2 and "," in text[words[last - 1].end : after[0].start]
     if apposed and not copula and after[0].norm in _POSSESSIVES:
@@ -723,7 +776,12 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
         nouns.add("@place")
     if before and before[-1].norm in _TITLES:
         nouns.add(before[-1].norm)
-    return {n for n in nouns if n.isalpha() or n == "@place"}
+    if after and (after[0].norm in _PERSON_VERBS or after[0].norm == "who"):
+        nouns.add("@person")  # "Magda talks", "Fiona says", "Ben, who ..."
+    return {n for n in nouns if n.isalpha() or n in ("@place", "@person")}
+
+
+_LINKING = frozenset({"is", "was", "are", "were", "also", "actually", "really", "be", "been"})
 
 
 def _bare(word: str) -> str:
@@ -780,7 +838,7 @@ def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[i
             and tokens[j].sentence == tokens[i].sentence
             and _capitalized(text[tokens[j].start : tokens[j].end])
             and tokens[j].norm not in _NOT_NAMES
-            and text[tokens[j - 1].end : tokens[j].start] in (" ", "-")
+            and text[tokens[j - 1].end : tokens[j].start] in (" ", "-", " & ")
         ):
             j += 1
         opens = i == 0 or tokens[i - 1].sentence != tokens[i].sentence

@@ -184,10 +184,22 @@ class _Reader:
                 found += [(w,) for w in words if w.norm in pronouns]
         if target.is_user and self.voice is not Voice.USER:
             found += [tuple(words[i:j]) for i, j in find_phrase(words, ("user",))]
+        open_to_doubt = []
         for ref in self.quoted_refs():
-            if _refers(ref, target, term) is True:
+            refers = _refers(ref, target, term, self.taken())
+            if refers is True:
                 found.append(self.occurrence(ref))
-        return [occ for occ in found if occ]
+            elif refers is None:
+                open_to_doubt.append((ref.start, ref.end))
+        # a name the chat says may be another's ("either ledger-api or Mercury") names no one
+        return [
+            occ
+            for occ in found
+            if occ and not any(a <= occ[0].start and occ[-1].end <= b for a, b in open_to_doubt)
+        ]
+
+    def taken(self) -> frozenset[tuple[str, ...]]:
+        return frozenset() if self.reading is None else self.reading.discourse.keys()
 
     def quoted_refs(self) -> list[Ref]:
         if self.reading is None:
@@ -203,11 +215,12 @@ class _Reader:
         if self.reading is None or not self.words:
             return None
         first = self.words[0]
-        refs = [
-            r
-            for r in self.reading.refs()
-            if r.end <= first.start and r.sentence == first.sentence and r.subject
-        ]
+        before = [r for r in self.reading.refs() if r.end <= first.start]
+        before = [r for r in before if r.sentence == first.sentence]
+        last = max(before, key=lambda r: r.start, default=None)
+        if last is not None and self.doc.text[last.end : first.start].strip() == ",":
+            return last  # "at Maison Vert, [a small design studio]": an apposition
+        refs = [r for r in before if r.subject]
         return max(refs, key=lambda r: r.start) if refs else None
 
     def valued(self, claim: ClaimDraft) -> list[Occurrence]:
@@ -242,18 +255,27 @@ def _keys(target: Target, term: str) -> set[tuple[str, ...]]:
     return set().union(*(name_keys(n) for n in (term, *target.names)))
 
 
-def _matches(key: tuple[str, ...], names: frozenset[tuple[str, ...]]) -> bool:
-    """Whether a claim's name ``key`` is one of ``names``, or the first or last word of one."""
+def _matches(
+    key: tuple[str, ...], names: frozenset[tuple[str, ...]], taken: frozenset[tuple[str, ...]]
+) -> bool:
+    """Whether a claim's name ``key`` is one of ``names``, or the first or last word of one;
+    or a full name of one the chat calls by its first name only, when no one else in the
+    chat (``taken``: every name of the chat) has that full name ("Sam Lee" for "Sam")."""
     if key in names:
         return True
-    return len(key) == 1 and any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in names)
+    if len(key) == 1:
+        return any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in names)
+    alone = all(len(n) == 1 for n in names)
+    return alone and (key[0],) in names and key not in taken
 
 
-def _refers(ref: Ref, target: Target, term: str) -> bool | None:
+def _refers(
+    ref: Ref, target: Target, term: str, taken: frozenset[tuple[str, ...]] = frozenset()
+) -> bool | None:
     """Whether ``ref`` refers to ``target``: True, False, or None (it may, among others)."""
     keys = _keys(target, term)
     hits = [
-        (target.is_user and user) or any(_matches(k, names) for k in keys)
+        (target.is_user and user) or any(_matches(k, names, taken) for k in keys)
         for names, user in zip(ref.candidates, ref.user, strict=True)
     ]
     if not any(hits):
@@ -266,6 +288,12 @@ def _who(ref: Ref) -> str:
         return " ".join(max(names, key=lambda n: (len(tuple(n)), tuple(n)))) if names else "?"
 
     return " or ".join(sorted(name(c) for c in ref.candidates))
+
+
+def _negative_sense(predicate: str) -> bool:
+    """A predicate that a negated clause states ("dislikes": "I don't eat X")."""
+    local = re.split(r"[#/:]", predicate)[-1].casefold()
+    return local.startswith(("dislike", "avoid", "hate"))
 
 
 def _hint(predicate: str) -> tuple[str, ...]:
@@ -288,17 +316,18 @@ def _subject_outside(
     )
     quoted = read.quoted_refs()
     for ref in quoted:
-        if _refers(ref, target, subject) is None:
+        if _refers(ref, target, subject, read.taken()) is None:
             why = f"{ref.text!r} may refer to {_who(ref)}: which one is not said"
             return None, (Mismatch.AMBIGUOUS, "subject", why)
     first = min((occ[0].start for occ in values), default=None)
-    if first is not None and any(r.start < first for r in quoted):
+    someone = [r for r in quoted if r.subject and (r.pronoun or any(r.persons))]
+    if first is not None and any(r.start < first for r in someone):
         return None, missing  # the quote says it of someone else
     near = read.before_quote()
     if near is None:
         answered = _answered(read, target, subject)
         return (answered, None) if answered else (None, missing)
-    refers = _refers(near, target, subject)
+    refers = _refers(near, target, subject, read.taken())
     if refers is None:
         why = f"{near.text!r} may refer to {_who(near)}: which one is not said"
         return None, (Mismatch.AMBIGUOUS, "subject", why)
@@ -316,14 +345,14 @@ def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:
     if first.sentence != 0 or any(r.subject and r.end <= first.start for r in read.reading.refs()):
         return None
     asked = read.reading.asked()
-    hits = [r for r in asked if _refers(r, target, subject) is True]
+    hits = [r for r in asked if _refers(r, target, subject, read.taken()) is True]
     if not hits:
         return None
     person = hits[0].persons[0] if hits[0].persons else False
     others = {
         names
         for r in asked
-        if r.resolved and not _refers(r, target, subject)
+        if r.resolved and not _refers(r, target, subject, read.taken())
         for names, is_person in zip(r.candidates, r.persons, strict=True)
         if is_person == person
     }
@@ -358,6 +387,8 @@ def explicit_mismatches(
         return [(Mismatch.APART, what, why)]
     wanted = claim.negated != _BOOLEAN_FLIPS.get((claim.value or "").strip().casefold(), False)
     polar = [occ for occ in together if read.negated(occ, subjects + values) == wanted]
+    if not polar and not claim.negated and _negative_sense(claim.predicate):
+        polar = together  # "I eat everything except sea urchin" states dislikes sea urchin
     if not polar and wanted and ending_stated(doc, span):
         polar = together  # "I left Riverside Striders": no longer a member
     if not polar:

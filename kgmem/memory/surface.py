@@ -98,6 +98,7 @@ SECOND_PERSON = frozenset(
 _SUBJECTS = FIRST_PERSON | SECOND_PERSON | {
     "he", "she", "we", "they", "it", "his", "her", "our", "their", "its", "it's", "he's",
     "she's", "we're", "they're", "we've", "they've", "there", "there's", "that's",
+    "nobody", "nothing", "everyone", "everybody", "everything", "someone", "somebody",
 }  # fmt: skip
 _ARTICLES = frozenset({"the", "a", "an"})
 # "I'm not alone and have friends": a finite verb after "and"/"but" that no form of "be"
