@@ -325,13 +325,45 @@ def _subject_outside(
         return None, missing  # the quote says it of someone else
     near = read.before_quote()
     if near is None:
-        answered = _answered(read, target, subject)
-        return (answered, None) if answered else (None, missing)
+        found = _answered(read, target, subject) or _spoken(read, target, subject, values)
+        return (found, None) if found else (None, missing)
     refers = _refers(near, target, subject, read.taken())
     if refers is None:
         why = f"{near.text!r} may refer to {_who(near)}: which one is not said"
         return None, (Mismatch.AMBIGUOUS, "subject", why)
     return (read.occurrence(near), None) if refers else (None, missing)
+
+
+def _spoken(
+    read: _Reader, target: Target, subject: str, values: Sequence[Occurrence]
+) -> Occurrence | None:
+    """The speaker of a statement that names no one ("Three times a week.", "Setbacks are
+    just opportunities for comebacks"): what a person says with no other subject, they say
+    of themselves. Not when its sentence, before the value, says "he", "it", "you" or names
+    someone: then it is about them."""
+    if read.reading is None or not read.words:
+        return None
+    discourse, turn = read.reading.discourse, read.reading.turn
+    me = discourse.speaker(turn)
+    if me is None:
+        return None
+    names = frozenset(me.names)
+    mine = (target.is_user and me.is_user) or any(
+        _matches(k, names, read.taken()) for k in _keys(target, subject)
+    )
+    if not mine:
+        return None
+    first = min((occ[0].start for occ in values), default=read.words[-1].end)
+    sentences = {w.sentence for w in read.words}
+    others = [
+        r
+        for r in read.reading.refs()
+        if r.sentence in sentences
+        and r.start < first
+        and r.subject
+        and not (r.resolved and r.candidates[0] == names)
+    ]
+    return None if others else (read.words[0],)
 
 
 def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:
