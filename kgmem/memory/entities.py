@@ -35,6 +35,7 @@ __all__ = [
     "MentionContext",
     "entity_quads",
     "is_self_mention",
+    "key_variants",
     "name_key",
     "self_entity",
     "self_quads",
@@ -54,6 +55,24 @@ def name_key(name: str) -> str:
     'dr. ada lovelace'
     """
     return _SPACE.sub(" ", name.strip().lower())
+
+
+_LEGAL = re.compile(
+    r"(?:,?\s*(?:&\s*co\.?|ltd\.?|limited|inc\.?|incorporated|llc|l\.l\.c\.|gmbh|corp\.?|"
+    r"corporation|plc|s\.?\s?l\.?|s\.?\s?a\.?|ag|b\.?v\.?|pty|llp))+$"
+)
+
+
+def key_variants(name: str) -> tuple[str, ...]:
+    """The lookup forms of a name: its key, and without a company's legal form, so
+    "Quillon Data Ltd.", "Quillon Data" and "Quillon Data Inc" are found as one.
+
+    >>> key_variants("Molinos del Sur S.L.")
+    ('molinos del sur s.l.', 'molinos del sur')
+    """
+    key = name_key(name)
+    bare = _LEGAL.sub("", key).strip(" ,")
+    return (key, bare) if bare and bare != key else (key,)
 
 
 def is_self_mention(name: str, own: str) -> bool:
@@ -106,10 +125,14 @@ class EntityResolver:
         self._store, self._queries = store, queries
 
     def candidates(self, uid: str, name: str) -> list[_Candidate]:
-        rows = self._store.select(
-            self._queries["memory/entities_by_key"],
-            {"graph": UserGraphs(uid).kg, "key": Literal(name_key(name))},
-        )
+        rows = [
+            row
+            for key in key_variants(name)
+            for row in self._store.select(
+                self._queries["memory/entities_by_key"],
+                {"graph": UserGraphs(uid).kg, "key": Literal(key)},
+            )
+        ]
         found: dict[URIRef, _Candidate] = {}
         for row in rows:
             entity = row["entity"]
@@ -269,7 +292,8 @@ def entity_quads(
             quads.append(Quad(iri, KGM.alias, Literal(alias), graph))
             keys[name_key(alias)] = alias
             known.add(name_key(alias))
-    quads += [Quad(iri, KGM.nameKey, Literal(k), graph) for k in keys]
+    variants = {v for k, n in keys.items() for v in key_variants(n)} | set(keys)
+    quads += [Quad(iri, KGM.nameKey, Literal(k), graph) for k in sorted(variants)]
     return quads
 
 

@@ -41,6 +41,7 @@ from kgmem.memory.entities import (
     EntityResolver,
     MentionContext,
     entity_quads,
+    key_variants,
     name_key,
     self_entity,
     type_clashes,
@@ -334,7 +335,8 @@ def _shell(known: Known, graph: URIRef) -> list[Quad]:
         for k, n in sorted(known.written.items())
         if k != canonical
     ]
-    quads += [Quad(iri, KGM.nameKey, Literal(k), graph) for k in sorted(known.written)]
+    keys = {v for n in known.written.values() for v in key_variants(n)} | set(known.written)
+    quads += [Quad(iri, KGM.nameKey, Literal(k), graph) for k in sorted(keys)]
     quads += [Quad(iri, RDF.type, t, graph) for t in sorted(known.types)]
     return quads
 
