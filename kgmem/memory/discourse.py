@@ -229,6 +229,7 @@ _AKA = re.compile(
     r"\b(?:goes by|go by|went by|aka|a\.k\.a\.|also known as|known as|nicknamed|"
     r"(?:is|was|'s|\u2019s) (?:also |actually |really )?(?:called|named))\s+"
 )
+_FOR_SHORT = re.compile(r",\s*(?=[^\W\d_][\w'\u2019-]*\s+for\s+short\b)")
 _NAME_IS = re.compile(
     r"\b(?P<pos>my|his|her|their|our)(?: (?:real|actual|full|legal|proper))? "
     r"name(?: is|'s|\u2019s)\s+",
@@ -248,6 +249,8 @@ def name_keys(name: str) -> set[Key]:
     out = {key}
     if len(key) > 1 and key[-1].rstrip(".") in _LEGAL:
         out.add(key[:-1])
+    if len(key) > 1 and key[0].rstrip(".") in _TITLES:
+        out.add(key[1:])  # "Dr. Chen" is "Chen"
     return out
 
 
@@ -438,9 +441,7 @@ class Discourse:
         word = token.norm
         nxt = doc.tokens[at + 1] if at + 1 < len(doc.tokens) else None
         subject = word not in _NOT_SUBJECTS
-        named = any(s[0] > token.start for s in spans[:1]) and spans[0][0] <= (
-            doc.tokens[at + 2].start if at + 2 < len(doc.tokens) else -1
-        )
+        named = _names_next(doc, at, spans)
         if (
             nxt is not None
             and word in _POSSESSIVES
@@ -540,8 +541,6 @@ class Discourse:
                         found = [e for e in found if e.kind is Kind.PERSON] or found
                     elif kind is Kind.THING:
                         found = [e for e in found if e.kind is Kind.THING] or found
-                    else:  # "they": the people, if any are there
-                        found = [e for e in found if e.kind is Kind.PERSON] or found
                     return found  # several: ambiguous (or, for "they", all of them)
         return []
 
@@ -549,7 +548,8 @@ class Discourse:
         """The names of turn ``index``: capitalized runs and known names, each with the
         nouns that describe it there."""
         doc, text = self.docs[index], self.turns[index].text
-        lexicon = {k for group in self._known for k in group}
+        said = {k for group in self._known for k in group}  # the caller's own names
+        lexicon = set(said)
         lexicon |= {k for e in self._live() for k in e.names}
         partials = {(n[0],) for k in lexicon for n in [k] if len(n) > 1}
         partials |= {(n[-1],) for k in lexicon for n in [k] if len(n) > 1}
@@ -565,7 +565,7 @@ class Discourse:
                     raw = text[words[i].start : words[i + n - 1].end]
                     lower = n == 1 and not _capitalized(raw) and not raw.isupper()
                     described = i > 0 and words[i - 1].norm in _POSSESSIVES
-                    if lower and (key[0] not in _KIN_NAMES or described):
+                    if lower and key not in said and (key[0] not in _KIN_NAMES or described):
                         continue  # "will" is not Will; "my dad" is a description
                     candidates.append((i, i + n))
         # the longest name wins where two overlap: "Arjun Iyer" over "Arjun", "community
@@ -639,6 +639,8 @@ class Discourse:
             name(match, me if obj == "me" else at(match.start("obj")))
         for match in _AKA.finditer(text):
             name(match, before(match.start()))
+        for match in _FOR_SHORT.finditer(text):  # "Magdalena Kowalska, Magda for short"
+            name(match, next((m for m in mentions if m.end == match.start()), None))
         for match in _NAME_IS.finditer(text):
             name(match, me if match.group("pos") in {"my", "our"} else at(match.start("pos")))
 
@@ -750,17 +752,12 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     "X, my dad", "my boss is X", "a woman called X"."""
     words = doc.tokens
     sentence = words[first].sentence
-    before = [t for t in words[max(0, first - 4) : first] if t.sentence == sentence]
+    before = [t for t in words[max(0, first - 6) : first] if t.sentence == sentence]
     after = [t for t in words[last : last + 4] if t.sentence == sentence]
     nouns: set[str] = set()
     if len(before) >= 2 and before[-2].norm in _POSSESSIVES:
         nouns.add(_bare(before[-1].norm))
-    if (
-        len(before) >= 3
-        and before[-1].norm in {"is", "was", "are"}
-        and before[-3].norm in _POSSESSIVES
-    ):
-        nouns.add(_bare(before[-2].norm))
+    nouns |= _copula_noun(before)
     called = len(before) >= 2 and before[-1].norm in {"called", "named"}
     if called and before[-2].norm not in _LINKING:  # "a woman called X", not "is called X"
         nouns.add(_bare(before[-2].norm))
@@ -779,6 +776,37 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     if after and (after[0].norm in _PERSON_VERBS or after[0].norm == "who"):
         nouns.add("@person")  # "Magda talks", "Fiona says", "Ben, who ..."
     return {n for n in nouns if n.isalpha() or n in ("@place", "@person")}
+
+
+def _names_next(doc: Analysis, at: int, spans: Sequence[tuple[int, int, Key, set[str]]]) -> bool:
+    """Whether the possessive at token ``at`` and its noun go on to a name: "my brother
+    Tomás", "my supervisor is Prof. Elena Marsh", "my coach there is Magdalena": the name
+    is the mention, with the noun describing it."""
+    if not spans:
+        return False
+    tokens = doc.tokens
+    k = at + 2
+    while k < len(tokens) and tokens[k].start < spans[0][0]:
+        if tokens[k].norm.rstrip(".") not in _COPULA_FILLER:
+            return False
+        k += 1
+    return k < len(tokens) and tokens[k].start == spans[0][0] and k - at <= 6
+
+
+_COPULA_FILLER = frozenset({"is", "was", "there", "here", "now", "still"}) | frozenset(_TITLES)
+
+
+def _copula_noun(before: Sequence[Token]) -> set[str]:
+    """The noun of "my supervisor is [Prof.] X", "my coach there is X"."""
+    words = [t.norm for t in before]
+    while words and words[-1].rstrip(".") in _TITLES:
+        words.pop()
+    if not words or words[-1] not in {"is", "was", "are"}:
+        return set()
+    for j in range(len(words) - 2, max(-1, len(words) - 5), -1):
+        if words[j] in _POSSESSIVES and j + 1 < len(words) - 1:
+            return {_bare(words[j + 1])}
+    return set()
 
 
 _LINKING = frozenset({"is", "was", "are", "were", "also", "actually", "really", "be", "been"})

@@ -143,6 +143,11 @@ _BOOLEAN_FLIPS = {"true": False, "yes": False, "false": True, "no": True}
 _HINT_FILLER = frozenset({"is", "has", "have", "was", "are", "does", "do", "can", "be", "of", "to"})
 
 
+#: what joins a name to a description of it: "Maison Vert, [a studio]", "Mercury, which is
+#: [our broker]"
+_APPOSITION = re.compile(r"\s*,\s*(?:(?:which|who|that)\s+(?:is|was|are|were)\s+)?")
+
+
 @dataclass(frozen=True)
 class Reading:
     """The chat around a source: its discourse, with the source its last turn."""
@@ -218,8 +223,8 @@ class _Reader:
         before = [r for r in self.reading.refs() if r.end <= first.start]
         before = [r for r in before if r.sentence == first.sentence]
         last = max(before, key=lambda r: r.start, default=None)
-        if last is not None and self.doc.text[last.end : first.start].strip() == ",":
-            return last  # "at Maison Vert, [a small design studio]": an apposition
+        if last is not None and _APPOSITION.fullmatch(self.doc.text[last.end : first.start]):
+            return last  # "at Maison Vert, [a small design studio]", "Mercury, which is"
         refs = [r for r in before if r.subject]
         return max(refs, key=lambda r: r.start) if refs else None
 
