@@ -219,7 +219,9 @@ _NOT_NAMES = _words(
     "as after before since until because while of not every everyone everybody some any my "
     "your our his her their its we you he she they it update btw ps funny quick is are was "
     "were do does did can could will would should has have had same new old next last "
-    "first mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends"
+    "first mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends near "
+    "into onto over under between without around across behind beside inside outside "
+    "through during except via per than like about above below after once"
 )
 _NAME_WORD = re.compile(r"[^\W\d_][\w\u2019'.-]*")
 _INTRO = re.compile(r"\b(?:I'm|I\u2019m|I am|[Mm]y name is|[Mm]y name's|[Mm]y name\u2019s)\s+")
@@ -271,6 +273,7 @@ class Discourse:
         user_names: Iterable[str] = (),
     ) -> None:
         self.turns = tuple(turns)
+        user_names = tuple(user_names)
         self.docs = tuple(analyse(t.text) for t in self.turns)
         self._entities: list[_Entity] = []
         user = _Entity(is_user=True, kind=Kind.PERSON)
@@ -285,6 +288,8 @@ class Discourse:
             if group:
                 self._known.append(group)
         self._surface: dict[Key, str] = {}  # a name's first spelling in the chat
+        self._nicks: set[Key] = set()  # names given as nicknames ("calls him Hal")
+        self._account = set().union(*(name_keys(n) for n in user_names)) if user_names else set()
         for name in (*user_names, *known, *(a for al in known.values() for a in al)):
             for key in name_keys(name):
                 self._surface.setdefault(key, name)
@@ -409,6 +414,8 @@ class Discourse:
                 governed = at > 0 and tokens[at - 1].norm in _PREPOSITIONS
                 mentions.append(_Mention(start, end, token.sentence, owners, subject=not governed))
                 mentions[-1].partial = partial
+                if len(mentions) > 1:
+                    self._coordinate(doc, mentions[-2:])
                 self._surface.setdefault(key, _strip_possessive(text[start:end]))
                 at = next(
                     (k for k in range(at, len(tokens)) if tokens[k].start >= end), len(tokens)
@@ -427,6 +434,18 @@ class Discourse:
         self._aliases(index, mentions, me)
         _disjoin(doc, mentions)
         return mentions
+
+    def _coordinate(self, doc: Analysis, mentions: list[_Mention]) -> None:
+        """ "Tomás and Marc": names joined by "and" are of one kind; a person's partner in
+        the phrase is a person."""
+        for first, second in pairwise(mentions):
+            between = [t.norm for t in doc.tokens if first.end <= t.start and t.end <= second.start]
+            if between != ["and"] or len(first.owners) != 1 or len(second.owners) != 1:
+                continue
+            a, b = self._root(first.owners[0]), self._root(second.owners[0])
+            kinds = {a.kind, b.kind}
+            if Kind.PERSON in kinds and Kind.UNKNOWN in kinds:
+                a.kind = b.kind = Kind.PERSON
 
     def _word_mention(
         self,
@@ -609,7 +628,7 @@ class Discourse:
             ]
             return earlier[-1] if earlier else None
 
-        def name(match: re.Match[str], owner: _Mention | _Entity | None) -> None:
+        def name(match: re.Match[str], owner: _Mention | _Entity | None, nick: bool = True) -> None:
             named = at(match.end())
             if owner is None or named is None:
                 return
@@ -626,14 +645,16 @@ class Discourse:
             else:
                 who.names |= set().union(*(name_keys(text[named.start : named.end]),))
             named.owners = [who]
+            if nick:
+                self._nicks |= name_keys(text[named.start : named.end])
 
         if me is not None:
             for match in _INTRO.finditer(text):
                 if _name_at(text, match.end()):
-                    name(match, me)
+                    name(match, me, nick=False)
             for match in _THIS_IS.finditer(text):
                 if _name_at(text, match.end()):
-                    name(match, me)
+                    name(match, me, nick=False)
         for match in _CALLS.finditer(text):
             obj = match.group("obj")
             name(match, me if obj == "me" else at(match.start("obj")))
@@ -660,7 +681,14 @@ class Discourse:
         if len(found) != 1:
             return None
         entity = found.pop()
-        names = sorted(entity.names, key=lambda n: (-len(n), n))
+        order = list(self._surface)
+
+        def rank(n: Key) -> tuple[bool, bool, int, int]:
+            # a full name the chat gives beats a nickname, which beats the account's name
+            first = order.index(n) if n in order else len(order)
+            return (n in self._account, n in self._nicks, -len(n), first)
+
+        names = sorted(entity.names, key=rank)
         whole = [n for n in names if not any(_part_of(n, other) for other in names)]
         shown = [self._surface.get(n, " ".join(n)) for n in whole]
         if entity.is_user:
@@ -861,19 +889,47 @@ def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[i
             i += 1
             continue
         j = i + 1
-        while (
-            j < len(tokens)
-            and tokens[j].sentence == tokens[i].sentence
-            and _capitalized(text[tokens[j].start : tokens[j].end])
-            and tokens[j].norm not in _NOT_NAMES
-            and text[tokens[j - 1].end : tokens[j].start] in (" ", "-", " & ")
-        ):
-            j += 1
+        while j < len(tokens) and tokens[j].sentence == tokens[i].sentence:
+            gap = text[tokens[j - 1].end : tokens[j].start]
+            word = text[tokens[j].start : tokens[j].end]
+            if _capitalized(word) and tokens[j].norm not in _NOT_NAMES and gap in _JOINS:
+                j += 1
+            elif (  # "Molinos del Sur", "University of Edinburgh" (not "Yusuf of Acme")
+                (
+                    tokens[j].norm in _PARTICLES
+                    or (tokens[j].norm == "of" and tokens[j - 1].norm in _OF_HEADS)
+                )
+                and gap == " "
+                and j + 1 < len(tokens)
+                and tokens[j + 1].sentence == tokens[i].sentence
+                and _capitalized(text[tokens[j + 1].start : tokens[j + 1].end])
+                and text[tokens[j].end : tokens[j + 1].start] == " "
+            ):
+                j += 2
+            else:
+                break
         opens = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
         lone = j == i + 1
         key = (_bare(tokens[i].norm),)
         stray = lone and (tokens[i].norm in _TITLES or len(raw) == 1)
-        if (not (opens and lone) or key in known) and not stray:
+        if (not (opens and lone) or key in known or _paired(text, tokens, i)) and not stray:
             out.append((tokens[i].start, tokens[j - 1].end, i, j))
         i = j
     return out
+
+
+_JOINS = frozenset({" ", "-", " & "})
+_PARTICLES = frozenset({"de", "del", "della", "di", "da", "van", "von", "der", "la", "le"})
+_OF_HEADS = _words(
+    "university college school institute museum bank department ministry church hospital "
+    "city county state republic kingdom bay isle gulf lake mount order society"
+)
+
+
+def _paired(text: str, tokens: Sequence[Token], i: int) -> bool:
+    """Whether the capitalized word opening a sentence is joined to a name after it:
+    "Tomás and Marc sorted out the keys"."""
+    if i + 2 >= len(tokens) or tokens[i + 1].norm not in {"and", "or"}:
+        return False
+    after = text[tokens[i + 2].start : tokens[i + 2].end]
+    return _capitalized(after) and tokens[i + 2].norm not in _NOT_NAMES
