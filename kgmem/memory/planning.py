@@ -149,8 +149,10 @@ def grounding_context(
             types = [expand_term(t) for t in entity.types]
             if any(effective.is_subclass(t, SDO.Person) for t in types):
                 kinds[entity.name] = Kind.PERSON
-            elif types:
-                kinds[entity.name] = Kind.THING
+            elif any(
+                effective.disjointness(t, SDO.Person) and not _animal(t, effective) for t in types
+            ):
+                kinds[entity.name] = Kind.THING  # a place, an organization: never "she"
     own = [n for n in user_names if name_key(n) != name_key(account_name)]
     return GroundingContext(
         user=account_name,
@@ -159,6 +161,14 @@ def grounding_context(
         previous=previous,
         history=history or {},
         kinds=kinds,
+    )
+
+
+def _animal(cls: URIRef, effective: EffectiveOntology) -> bool:
+    """Whether ``cls`` is an animal's class: a pet is "she" or "he" too."""
+    return any(
+        str(c).rsplit("/", 1)[-1].rsplit("#", 1)[-1] in {"Animal", "Pet", "DomesticPet"}
+        for c in (cls, *effective.ancestors(cls))
     )
 
 
