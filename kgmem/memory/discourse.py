@@ -492,6 +492,15 @@ class Discourse:
     ) -> list[_Entity]:
         """Whom "my brother", "the service" means; a first "my dad" is a new referent."""
         found = [e for e in self._live() if noun in e.nouns and e is not me]
+        if not found and possessive == "the":
+            # "the party" is "Nani's birthday party": the one name the chat or the caller
+            # knows whose head noun it is
+            heads = [e for e in self._live() if any(len(n) > 1 and n[-1] == noun for n in e.names)]
+            known = [g for g in self._known if any(len(n) > 1 and n[-1] == noun for n in g)]
+            if len(heads) == 1 and not known:
+                found = heads
+            elif not heads and len(known) == 1:
+                found = [self._new(known[0])]
         owning = possessive in {"my", "our"} or (possessive == "your" and speaker.assistant)
         if not found and owning and (noun in _PERSON_NOUNS or noun in _PETS):
             entity = self._new(kind=Kind.PERSON if noun in _PERSON_NOUNS else Kind.UNKNOWN)
