@@ -477,6 +477,8 @@ class Discourse:
             return _Mention(token.start, token.end, token.sentence, owners, True, False, subject)
         if word in SECOND_PERSON and speaker.assistant:
             return _Mention(token.start, token.end, token.sentence, [self._user], True)
+        if word in {"it", "it's"} and _expletive(doc.tokens, at):
+            return None  # "It's easy to ...", "It really helps to ...": no one, nothing
         if word in _PRONOUNS:
             kind, gender = _PRONOUNS[word]
             owners = self._antecedents(index, token, kind, gender, mentions)
@@ -813,6 +815,27 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     if after and (after[0].norm in _PERSON_VERBS or after[0].norm == "who"):
         nouns.add("@person")  # "Magda talks", "Fiona says", "Ben, who ..."
     return {n for n in nouns if n.isalpha() or n in ("@place", "@person")}
+
+
+_EXPLETIVE_VERBS = _words(
+    "is was 's be been can could will would may might makes made helps helped feels felt "
+    "seems seemed takes took gets got really just always never so"
+)
+
+
+def _expletive(tokens: Sequence[Token], at: int) -> bool:
+    """Whether the "it" at ``at`` is impersonal: "it's easy to", "it makes a big difference
+    knowing", "it was great to see", "it's moments like these that" - a verb, then within a
+    few words "to", "that" or an -ing form, before the clause ends."""
+    word = tokens[at]
+    after = [t for t in tokens[at + 1 : at + 7] if t.clause == word.clause]
+    if word.norm == "it":
+        if not after or after[0].norm not in _EXPLETIVE_VERBS:
+            return False
+        after = after[1:]
+    return any(
+        t.norm in {"to", "that"} or (t.norm.endswith("ing") and len(t.norm) > 4) for t in after
+    )
 
 
 def _names_next(doc: Analysis, at: int, spans: Sequence[tuple[int, int, Key, set[str]]]) -> bool:
