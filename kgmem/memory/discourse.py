@@ -130,6 +130,7 @@ class _Mention:
     group: bool = False
     subject: bool = True
     partial: bool = False  # a first or last word taken for a longer name
+    key: Key = ()  # the name said, for a name
 
 
 _MALE = _words(
@@ -413,7 +414,7 @@ class Discourse:
                 # "from Haddad & Co.", "at Maison Vert": not who the clause is about
                 governed = at > 0 and tokens[at - 1].norm in _PREPOSITIONS
                 mentions.append(_Mention(start, end, token.sentence, owners, subject=not governed))
-                mentions[-1].partial = partial
+                mentions[-1].partial, mentions[-1].key = partial, key
                 if len(mentions) > 1:
                     self._coordinate(doc, mentions[-2:])
                 self._surface.setdefault(key, _strip_possessive(text[start:end]))
@@ -655,7 +656,7 @@ class Discourse:
                 who = self._merge(who, mine[0])
             else:
                 who.names |= set().union(*(name_keys(text[named.start : named.end]),))
-            named.owners = [who]
+            named.owners, named.partial = [who], False
             if nick:
                 self._nicks |= name_keys(text[named.start : named.end])
 
@@ -715,6 +716,10 @@ class Discourse:
 
     def _ref(self, mention: _Mention, text: str) -> Ref:
         owners = list(dict.fromkeys(self._root(o) for o in mention.owners))
+        if mention.partial and len(owners) == 1:
+            # a bare "Marsh" is every longer name of the chat it may be part of, said
+            # before or after it ("One of them is Dr. Marsh too, Owen Marsh")
+            owners = list(dict.fromkeys([*owners, *self._partial(mention.key)]))
         return Ref(
             mention.start,
             mention.end,

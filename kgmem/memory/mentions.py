@@ -243,14 +243,20 @@ class _Reader:
         return found
 
     def negated(self, occurrence: Occurrence, names: Sequence[Occurrence]) -> bool:
-        """A negation cue in the *source* clause of ``occurrence``, outside the names.
+        """A negation cue in the *source* clause of ``occurrence``, before its end and
+        outside the names.
 
         The clause is read in the whole source, so a quote trimmed to "like jazz" out of
-        "I don't like jazz" still carries the "don't".
+        "I don't like jazz" still carries the "don't"; a cue after the value negates what
+        follows it ("Pets make us happier and never let us down" says nothing against
+        pets).
         """
         spans = [(t.start, t.end) for occ in names for t in occ]
+        end = occurrence[-1].end
         return any(
-            raw.negates and not any(a <= raw.start and raw.end <= b for a, b in spans)
+            raw.negates
+            and raw.start < end  # "never let us down" after "Pets" negates the letting
+            and not any(a <= raw.start and raw.end <= b for a, b in spans)
             for clause in {t.clause for t in occurrence}
             for raw in self.doc.clause(clause)
         )
@@ -339,6 +345,26 @@ def _subject_outside(
     return (read.occurrence(near), None) if refers else (None, missing)
 
 
+def _doubted(
+    read: _Reader, subject: str, values: Sequence[Occurrence], subjects: Sequence[Occurrence]
+) -> _Problem | None:
+    """An ambiguous subject of the value's clause ("She or Yusuf will ping me, probably
+    her"): what names it later does not settle who does it."""
+    target = read.book.resolve(subject)
+    first = min((occ[0].start for occ in values), default=None)
+    if first is None:
+        return None
+    taken = read.taken()
+    before = [r for r in read.quoted_refs() if r.subject and r.start < first]
+    sure = {occ[0].start for occ in subjects}
+    doubtful = [r for r in before if _refers(r, target, subject, taken) is None]
+    settled = [r for r in before if r.start in sure]
+    if doubtful and not settled:
+        ref = doubtful[0]
+        return (Mismatch.AMBIGUOUS, "subject", f"{ref.text!r} may refer to {_who(ref)}")
+    return None
+
+
 def _spoken(
     read: _Reader, target: Target, subject: str, values: Sequence[Occurrence]
 ) -> Occurrence | None:
@@ -410,6 +436,9 @@ def explicit_mismatches(
     what = "object" if claim.object is not None else "value"
     values = read.named(claim.object) if claim.object is not None else read.valued(claim)
     subjects = read.named(claim.subject)
+    doubt = _doubted(read, claim.subject, values, subjects)
+    if doubt is not None:
+        return [doubt]
     if not subjects:
         outside, problem = _subject_outside(read, claim.subject, values)
         if outside is None:
