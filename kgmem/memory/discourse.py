@@ -106,6 +106,7 @@ class Identity:
     is_user: bool
     name: str
     aliases: tuple[str, ...] = ()
+    person: bool = False  # the chat's own words make it a person ("my colleague X")
 
 
 @dataclass(eq=False)
@@ -167,6 +168,13 @@ _PERSON_VERBS = _words(
     "talked wrote writes called calls laughed laughs cried smiled promised suggested "
     "suggests recommended recommends insisted admitted explained replied"
 )
+#: nouns of organizations, places and things, never of a person
+_THING_NOUNS = _words(
+    "company firm business brand shop store team club band group startup agency studio "
+    "bank school university college hospital clinic restaurant cafe bar hotel city town "
+    "country village street app service product tool library framework platform planet "
+    "element river mountain building society charity supplier vendor"
+)
 _PETS = _words("dog cat puppy kitten horse rabbit parrot hamster pet")
 _PERSON_NOUNS = _MALE | _FEMALE | _KIN | _ROLES
 #: family words a family uses as names ("Dad moved into ...")
@@ -222,7 +230,8 @@ _NOT_NAMES = _words(
     "were do does did can could will would should has have had same new old next last "
     "first mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends near "
     "into onto over under between without around across behind beside inside outside "
-    "through during except via per than like about above below after once"
+    "through during except via per than like about above below after once both either "
+    "neither all each another other"
 )
 _NAME_WORD = re.compile(r"[^\W\d_][\w\u2019'.-]*")
 _INTRO = re.compile(r"\b(?:I'm|I\u2019m|I am|[Mm]y name is|[Mm]y name's|[Mm]y name\u2019s)\s+")
@@ -485,9 +494,14 @@ class Discourse:
             owners = self._antecedents(index, token, kind, gender, mentions)
             if len(owners) == 1 and gender and owners[0].gender is None:
                 owners[0].gender = gender
-            return _Mention(
-                token.start, token.end, token.sentence, owners, True, kind is None, subject
+            # "one of them offered 85k" is one of them, which one not said
+            partitive = (
+                at >= 2
+                and doc.tokens[at - 1].norm == "of"
+                and (doc.tokens[at - 2].norm in _PARTITIVES)
             )
+            group = kind is None and not partitive
+            return _Mention(token.start, token.end, token.sentence, owners, True, group, subject)
         return None
 
     def _described(
@@ -528,7 +542,7 @@ class Discourse:
             if short:
                 short[0].names.add(key)
                 found = short
-        fitting = [e for e in found if _fits(e, kin)]
+        fitting = [e for e in found if _fits(e, kin) and _same_kind(e, nouns)]
         if kin and len(fitting) > 1:
             fitting = [e for e in fitting if e.nouns & kin] or fitting
         if not fitting and not found:
@@ -620,7 +634,9 @@ class Discourse:
             key = tuple(keys)
             if len(key) > 2 and key[-1].rstrip(".") in _LEGAL:
                 key = key[:-1]  # "Brightwork Builders Inc." is "Brightwork Builders"
-            nouns |= _nouns_around(doc, text, first, last)
+            if not (last - first > 1 and words[first].norm.endswith("'s")):
+                # "your brother [Arjun's house]" describes Arjun, not his house
+                nouns |= _nouns_around(doc, text, first, last)
             out.append((start, end, key, nouns))
         return out
 
@@ -703,9 +719,8 @@ class Discourse:
         names = sorted(entity.names, key=rank)
         whole = [n for n in names if not any(_part_of(n, other) for other in names)]
         shown = [self._surface.get(n, " ".join(n)) for n in whole]
-        if entity.is_user:
-            return Identity(True, shown[0] if shown else term, tuple(shown[1:]))
-        return Identity(False, shown[0] if shown else term, tuple(shown[1:]))
+        person = entity.is_user or bool(entity.nouns & _PERSON_NOUNS)
+        return Identity(entity.is_user, shown[0] if shown else term, tuple(shown[1:]), person)
 
     def refs(self, index: int) -> tuple[Ref, ...]:
         """Every referring expression of turn ``index`` and whom it may mean."""
@@ -772,8 +787,12 @@ def _noun(word: str) -> str | None:
 
 def _add_noun(entity: _Entity, noun: str) -> None:
     entity.nouns.add(noun)
-    if (noun in _PERSON_NOUNS or noun == "@person") and entity.kind is Kind.UNKNOWN:
-        entity.kind = Kind.PERSON
+    if noun in _THING_NOUNS and entity.kind is Kind.UNKNOWN:
+        entity.kind = Kind.THING
+    if noun in _PERSON_NOUNS:
+        entity.kind = Kind.PERSON  # "my colleague X": outweighs what a draft typed it
+    elif noun == "@person" and entity.kind is Kind.UNKNOWN:
+        entity.kind = Kind.PERSON  # "X says": a hint only (companies say things too)
     if noun in _MALE:
         entity.gender = entity.gender or "m"
     elif noun in _FEMALE:
@@ -782,6 +801,14 @@ def _add_noun(entity: _Entity, noun: str) -> None:
 
 def _title_or_noun(word: str, nouns: set[str]) -> None:
     nouns.add(word)
+
+
+def _same_kind(entity: _Entity, nouns: Set[str]) -> bool:
+    """Whether ``nouns`` said with a name may describe ``entity``: "my friend Jordan" and
+    "the company Jordan" are two referents."""
+    said_person, said_thing = bool(nouns & _PERSON_NOUNS), bool(nouns & _THING_NOUNS)
+    is_person, is_thing = bool(entity.nouns & _PERSON_NOUNS), bool(entity.nouns & _THING_NOUNS)
+    return not ((said_person and is_thing) or (said_thing and is_person))
 
 
 def _fits(entity: _Entity, kin: set[str]) -> bool:
@@ -805,7 +832,13 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     called = len(before) >= 2 and before[-1].norm in {"called", "named"}
     if called and before[-2].norm not in _LINKING:  # "a woman called X", not "is called X"
         nouns.add(_bare(before[-2].norm))
-    if len(after) >= 3 and after[0].norm in {"is", "was"} and after[1].norm in _POSSESSIVES:
+    governed = bool(before) and before[-1].norm in _PREPOSITIONS  # "Tom at [X] is my coach"
+    if (
+        not governed
+        and len(after) >= 3
+        and after[0].norm in {"is", "was"}
+        and after[1].norm in _POSSESSIVES
+    ):
         nouns.update(_bare(t.norm) for t in after[2:3])  # "X is their tech lead"
         if len(after) >= 4:
             nouns.add(_bare(after[3].norm))
@@ -822,6 +855,7 @@ def _nouns_around(doc: Analysis, text: str, first: int, last: int) -> set[str]:
     return {n for n in nouns if n.isalpha() or n in ("@place", "@person")}
 
 
+_PARTITIVES = _words("one some either neither each any none which two")
 _EXPLETIVE_VERBS = _words(
     "is was 's be been can could will would may might makes made helps helped feels felt "
     "seems seemed takes took gets got really just always never so"

@@ -335,6 +335,12 @@ def _entity(
     )
     plan.entity_quads += [q for q in match.quads if q not in plan.entity_quads]
     plan.clashes += [v for v in match.clashes if v not in plan.clashes]
+    if identity is not None and identity.person:
+        # "my colleague Claire Fontaine" typed as an organization: the chat's words say
+        # this one is a person, whatever the draft says
+        typed = types.get(name_key(name), [])
+        said = type_clashes(match.iri, [SDO.Person], name, typed, ctx.effective)
+        plan.clashes += [v for v in said if v not in plan.clashes]
     return match
 
 

@@ -120,3 +120,34 @@ def test_a_speaker_typed_compatibly_resolves_to_the_known_entity(world: World) -
     assert item.outcome is Outcome.ACTIVE
     assert [c.subject for c in world.memory(item.memory).claims] == [nora]
     assert named(world, "nora lindqvist") == [nora]
+
+
+# -- #23 f: the chat's words type a referent ----------------------------------------------
+
+
+def test_a_colleague_typed_as_an_organization_is_a_mislabel(world: World) -> None:
+    said = world.say("user", "My colleague Claire Fontaine lent me her old hotspot.")
+    quote = "Claire Fontaine lent me her old hotspot"
+    as_org = described(
+        "Claire Fontaine", "lent me her old hotspot", said, quote, "schema:Organization"
+    )
+    [item] = world.draft(as_org)
+    assert item.outcome is Outcome.REFUSED and item.memory is None
+    assert any(str(SDO.Organization) in r for r in item.reasons)
+    assert named(world, "claire fontaine") == []  # nothing written
+    [kept] = world.draft(described("Claire Fontaine", "lent me her old hotspot", said, quote))
+    assert kept.outcome is Outcome.ACTIVE
+
+
+def test_two_referents_of_one_name_and_disjoint_kinds_stay_apart(world: World) -> None:
+    broker = world.say("user", "ledger-api publishes events to Mercury, our message broker.")
+    planet = world.say("user", "My daughter needs three facts about Mercury, the planet.")
+    [software] = world.draft(
+        described("Mercury", "our message broker", broker, "Mercury, our message broker",
+                  "schema:SoftwareApplication")
+    )  # fmt: skip
+    [body] = world.draft(
+        described("Mercury", "the planet", planet, "Mercury, the planet", "schema:Place")
+    )
+    assert software.outcome is body.outcome is Outcome.ACTIVE
+    assert len(named(world, "mercury")) == 2
