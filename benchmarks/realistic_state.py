@@ -225,16 +225,29 @@ def _mentions(services: Services, uid: str, tables: UserTables, hit: Any) -> str
 
 
 def _current(services: Services, uid: str, tables: UserTables, chk: dict[str, Any], *_: Any) -> str:
+    """The first memory search finds that names the current value or an old one names the
+    current one. A memory that says an old value no longer holds (all its claims negated)
+    names no old value as current; one that names both ("switched from A to B") is the
+    current one when it is active."""
     finds, others = chk["finds"].casefold(), [n.casefold() for n in chk.get("not", [])]
     hits = services.search.memory_search(uid, chk["query"], SEARCH_K, kinds=["memory"])
     for hit in hits:
         text = _mentions(services, uid, tables, hit)
         rest = text.replace(finds, " ")  # "UX researcher" is no old value in "senior UX ..."
-        if finds in text or any(o in rest for o in others):
-            if finds in text and not any(o in rest for o in others):
-                return ""
+        if finds in text and hit.status == "active":
+            return ""
+        if any(o in rest for o in others) and not _denies(services, uid, hit):
             return f"the first memory that names either is {hit.title!r}"
     return f"none of the first {SEARCH_K} memories names {chk['finds']!r}"
+
+
+def _denies(services: Services, uid: str, hit: Any) -> bool:
+    """Whether every claim of the hit's memory is negated ("no longer owns it")."""
+    try:
+        record = services.lifecycle.get(uid, URIRef(hit.id))
+    except KgmemError:
+        return False
+    return bool(record.claims) and all(c.negated for c in record.claims)
 
 
 def _steps(

@@ -131,6 +131,7 @@ class _Mention:
     group: bool = False
     subject: bool = True
     partial: bool = False  # a first or last word taken for a longer name
+    fresh: bool = False  # its referent is new, made for this very name
     key: Key = ()  # the name said, for a name
 
 
@@ -299,6 +300,7 @@ class Discourse:
                 self._known.append(group)
         self._surface: dict[Key, str] = {}  # a name's first spelling in the chat
         self._nicks: set[Key] = set()  # names given as nicknames ("calls him Hal")
+        self._fresh: _Entity | None = None  # the referent the last name read made new
         self._account = set().union(*(name_keys(n) for n in user_names)) if user_names else set()
         for name in (*user_names, *known, *(a for al in known.values() for a in al)):
             for key in name_keys(name):
@@ -419,11 +421,13 @@ class Discourse:
             if span is not None:
                 start, end, key, nouns = span
                 partial = not self._exact(key) and bool(self._partial(key))
+                self._fresh = None
                 owners = self._name_owners(key, nouns, me)
                 # "from Haddad & Co.", "at Maison Vert": not who the clause is about
                 governed = at > 0 and tokens[at - 1].norm in _PREPOSITIONS
                 mentions.append(_Mention(start, end, token.sentence, owners, subject=not governed))
                 mentions[-1].partial, mentions[-1].key = partial, key
+                mentions[-1].fresh = self._fresh is not None and owners == [self._fresh]
                 if len(mentions) > 1:
                     self._coordinate(doc, mentions[-2:])
                 self._surface.setdefault(key, _strip_possessive(text[start:end]))
@@ -552,6 +556,7 @@ class Discourse:
                 fitting[0].names.add(key)
         if not fitting:
             fitting = [self._new([key])]
+            self._fresh = fitting[0]
         if len(fitting) == 1:
             for noun in nouns:
                 _add_noun(fitting[0], noun)
@@ -667,7 +672,9 @@ class Discourse:
                 return
             who = self._root(who)
             mine = [self._root(o) for o in named.owners]
-            alone = len(mine) == 1 and mine[0] is not who and not named.partial
+            # only a referent this very turn made for the name is the nickname's own (merged);
+            # one the chat knew before ("Juno" the firm) keeps its identity
+            alone = len(mine) == 1 and mine[0] is not who and named.fresh
             if alone and _only_named(mine[0], text, named):
                 who = self._merge(who, mine[0])
             else:
