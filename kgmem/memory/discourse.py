@@ -608,16 +608,22 @@ class Discourse:
         candidates = [
             (f, t) for _, _, f, t in _capitalized_runs(text, doc, lexicon | partials | kin_names)
         ]
+        by_first: dict[str, list[Key]] = {}
         for key in lexicon:
-            n = len(key)
-            for i in range(len(words) - n + 1):
-                if all(_word_is(words[i + k].norm, key[k]) for k in range(n)):
-                    raw = text[words[i].start : words[i + n - 1].end]
-                    lower = n == 1 and not _capitalized(raw) and not raw.isupper()
-                    described = i > 0 and words[i - 1].norm in _POSSESSIVES
-                    if lower and key not in said and (key[0] not in _KIN_NAMES or described):
-                        continue  # "will" is not Will; "my dad" is a description
-                    candidates.append((i, i + n))
+            by_first.setdefault(key[0], []).append(key)
+        for i, word in enumerate(words):
+            for key in (*by_first.get(word.norm, ()), *by_first.get(_bare(word.norm), ())):
+                n = len(key)
+                if i + n > len(words) or not all(
+                    _word_is(words[i + k].norm, key[k]) for k in range(n)
+                ):
+                    continue
+                raw = text[words[i].start : words[i + n - 1].end]
+                lower = n == 1 and not _capitalized(raw) and not raw.isupper()
+                described = i > 0 and words[i - 1].norm in _POSSESSIVES
+                if lower and key not in said and (key[0] not in _KIN_NAMES or described):
+                    continue  # "will" is not Will; "my dad" is a description
+                candidates.append((i, i + n))
         # the longest name wins where two overlap: "Arjun Iyer" over "Arjun", "community
         # hall on Elm Street" over "Elm Street"
         taken: set[int] = set()

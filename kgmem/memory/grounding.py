@@ -27,10 +27,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import lru_cache
 
 from rdflib import URIRef
 
-from kgmem.memory.discourse import Discourse, Identity, Speaker, Turn
+from kgmem.memory.discourse import Discourse, Identity, Kind, Speaker, Turn
 from kgmem.memory.grounding_types import (
     AUTHORITY_CONFIDENCE_CAPS,
     DEFAULT_AUTHORITY_ORDER,
@@ -162,8 +163,25 @@ def reading(rec: SourceRecord, claim: ClaimDraft, ctx: GroundingContext) -> Read
         if term is not None and not ctx.resolve(term).is_user:
             known.setdefault(term, ())
     user = (ctx.user, *ctx.user_aliases) if ctx.user else ()
-    discourse = Discourse(turns, known, ctx.kinds, user)
+    discourse = _discourse(
+        tuple(turns),
+        tuple(sorted((k, tuple(v)) for k, v in known.items())),
+        tuple(sorted(ctx.kinds.items(), key=lambda kv: kv[0])),
+        tuple(user),
+    )
     return Reading(discourse, next(i for i, r in enumerate(records) if r.iri == rec.iri))
+
+
+@lru_cache(maxsize=64)
+def _discourse(
+    turns: tuple[Turn, ...],
+    known: tuple[tuple[str, tuple[str, ...]], ...],
+    kinds: tuple[tuple[str, Kind], ...],
+    user: tuple[str, ...],
+) -> Discourse:
+    """A chat read once for all the claims (and drafts) that cite it with the same names:
+    a draft's claims share their evidence, a batch its chat."""
+    return Discourse(turns, dict(known), dict(kinds), user)
 
 
 class _Texts:

@@ -253,8 +253,10 @@ def _answer_word(
     return bool(_CLAUSE_PUNCTUATION.search(after))
 
 
+@lru_cache(maxsize=4096)
 def analyse(text: str) -> Analysis:
-    """Tokens of ``text`` with their sentence and clause numbers."""
+    """Tokens of ``text`` with their sentence and clause numbers (cached: a chat's messages
+    are read again for every claim that cites them)."""
     matches = list(_TOKEN.finditer(text))
     norms = [_normalize(m.group()) for m in matches] + [""]
     tokens: list[Token] = []
