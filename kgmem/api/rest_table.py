@@ -111,12 +111,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/api/memories",
         "list_memories",
-        "The caller's memories, newest first",
+        "The caller's memories, newest first; with valid_at, those that held then",
         query=(
             Param("kind", "kind", _arg_schema("list_memories", "kind")),
             Param("status", "status", _arg_schema("list_memories", "status")),
             _LIMIT,
             Param("offset", "offset", _int(0, 10**6), "Skip this many."),
+            Param(
+                "valid_at",
+                "valid_at",
+                _arg_schema("list_memories", "valid_at"),
+                "Which values held at this time (valid time).",
+            ),
+            Param("entity", "entity", _arg_schema("list_memories", "entity"), "Claims about."),
+            Param("predicate", "predicate", _arg_schema("list_memories", "predicate")),
         ),
     ),
     Endpoint(

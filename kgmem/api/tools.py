@@ -36,7 +36,7 @@ from kgmem.api.tools_read import (
     review_inbox,
     search,
 )
-from kgmem.api.tools_schema import INPUTS, NOTE_ID, obj
+from kgmem.api.tools_schema import INPUTS, NOTE_ID, WHEN, obj, text
 from kgmem.api.tools_write import (
     CiteArgs,
     DraftArgs,
@@ -118,6 +118,12 @@ def _tool(name: str, description: str, schema: Mapping[str, Any], parse: Parse, 
 
 
 _LIMIT = {"limit": {"type": "integer", "minimum": 1, "maximum": 1000}}
+_VALID_AT = {
+    **WHEN,
+    "description": "Which values held at this time (valid time): memories valid from then or "
+    "earlier (or from an unknown time) and not closed by then, active or since superseded "
+    "or outdated unless status says otherwise. " + str(WHEN["description"]),
+}
 
 TOOLS: Mapping[str, Tool] = MappingProxyType(
     {
@@ -196,13 +202,26 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
             ),
             _tool(
                 "list_memories",
-                "List the user's memories, newest first, optionally by kind and status.",
+                "List the user's memories, newest first, optionally by kind and status. With "
+                "valid_at (and entity, predicate): which value held at that time, e.g. where "
+                "the user worked last March, including values since superseded.",
                 obj(
                     {
                         "kind": {"type": "string", "enum": [k.value for k in MemoryKind]},
                         "status": {"type": "string", "enum": [s.value for s in MemoryStatus]},
                         "offset": {"type": "integer", "minimum": 0},
                         **_LIMIT,
+                        "valid_at": _VALID_AT,
+                        "entity": text(
+                            500,
+                            "Only memories with a claim about this subject: an entity "
+                            "IRI or name (I or me: the user).",
+                        ),
+                        "predicate": text(
+                            500,
+                            "Only memories with a claim of this predicate: an IRI or a "
+                            "prefixed name such as schema:memberOf.",
+                        ),
                     }
                 ),
                 lambda s, p, raw: ListMemoriesArgs.parse(raw),

@@ -13,7 +13,7 @@ from rdflib import URIRef
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import Fields, jsonable, node_id, short_id
-from kgmem.errors import GraphNameError, UnknownMemory
+from kgmem.errors import ArgumentError, GraphNameError, UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
     MemoryKind,
@@ -24,7 +24,9 @@ from kgmem.memory import (
     NodeKind,
     parse_node,
 )
+from kgmem.memory.planning import expand_term
 from kgmem.retrieval import Intent
+from kgmem.store import iri_problem
 
 __all__ = [
     "GetMemoryArgs",
@@ -76,10 +78,16 @@ def decisions_json(records: list[DecisionRecord]) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class ListMemoriesArgs:
+    """``valid_at``: which values held then (valid time); ``entity`` and ``predicate``: only
+    memories with a claim about that subject, with that predicate."""
+
     kind: MemoryKind | None = None
     status: MemoryStatus | None = None
     limit: int = 50
     offset: int = 0
+    valid_at: datetime | None = None
+    entity: str | None = None
+    predicate: URIRef | None = None
 
     @classmethod
     def parse(cls, raw: object) -> ListMemoriesArgs:
@@ -89,17 +97,41 @@ class ListMemoriesArgs:
             f.choice("status", MemoryStatus),
             f.integer("limit", default=50, low=1, high=1000),
             f.integer("offset", default=0, low=0, high=10**6),
+            f.when("valid_at"),
+            f.text("entity", maximum=500),
+            _predicate(f.text("predicate", maximum=500)),
         )
         f.done()
         return args
 
 
+def _predicate(term: str | None) -> URIRef | None:
+    """An ontology term as drafts name it (``schema:memberOf``, or an IRI) as its IRI."""
+    if term is None:
+        return None
+    iri = expand_term(term.strip())
+    problem = iri_problem(str(iri))
+    if problem is not None:
+        reason = f"an IRI or a prefixed name such as schema:memberOf ({problem})"
+        raise ArgumentError("predicate", reason)
+    return iri
+
+
 def list_memories(
     services: Services, principal: Principal, args: ListMemoriesArgs
 ) -> dict[str, Any]:
-    """The caller's memories, newest first (quarantined ones with status=quarantined)."""
+    """The caller's memories, newest first (quarantined ones with status=quarantined); with
+    ``valid_at``, those whose valid time contains it (by default active, superseded or
+    outdated ones: which value held then)."""
     found = MemoryList(services.store, services.queries).memories(
-        principal.uid, args.kind, args.status, limit=args.limit, offset=args.offset
+        principal.uid,
+        args.kind,
+        args.status,
+        limit=args.limit,
+        offset=args.offset,
+        valid_at=args.valid_at,
+        entity=args.entity,
+        predicate=args.predicate,
     )
     return {"memories": [summary_json(s) for s in found]}
 

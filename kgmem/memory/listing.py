@@ -21,7 +21,16 @@ from rdflib.namespace import XSD
 from kgmem.memory.entities import is_self_mention, name_key, self_entity
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord, read_memory
-from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs, flag, instant, number
+from kgmem.store import (
+    QueryRegistry,
+    Row,
+    TripleStore,
+    UserGraphs,
+    flag,
+    instant,
+    iri_problem,
+    number,
+)
 
 __all__ = ["VALID_TIME_STATUSES", "MemoryList", "MemorySummary"]
 
@@ -116,7 +125,8 @@ class MemoryList:
         graphs = UserGraphs(uid)
         given = entity.strip()
         if "://" in given or given.startswith("urn:"):
-            return [URIRef(given)] if given.startswith(graphs.node_base) else []
+            mine = given.startswith(graphs.node_base) and iri_problem(given) is None
+            return [URIRef(given)] if mine else []
         query = self._queries["memory/entities_by_key"]
         rows = self._store.select(query, {"graph": graphs.kg, "key": Literal(name_key(given))})
         found = {URIRef(str(row["entity"])) for row in rows}

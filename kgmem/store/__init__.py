@@ -33,7 +33,7 @@ from kgmem.store.graphs import (
 from kgmem.store.keyed import KEYS_PER_QUERY, select_keyed
 from kgmem.store.literals import Damage, Unreadable, flag, instant, integer, number, unreadable
 from kgmem.store.oxigraph import OxigraphStore
-from kgmem.store.queries import Query, QueryKind, QueryRegistry
+from kgmem.store.queries import Query, QueryKind, QueryRegistry, iri_problem
 from kgmem.store.serialize import from_nquads, to_nquads
 from kgmem.store.user_query import (
     DatasetRequest,
@@ -82,6 +82,7 @@ __all__ = [
     "from_nquads",
     "instant",
     "integer",
+    "iri_problem",
     "number",
     "parse_graph",
     "readable_by",

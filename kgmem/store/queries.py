@@ -28,6 +28,7 @@ __all__ = [
     "QueryKind",
     "QueryRegistry",
     "default_queries_dir",
+    "iri_problem",
     "parse_query",
     "substitute",
     "term_to_sparql",
@@ -164,6 +165,16 @@ class QueryRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._queries)
+
+
+def iri_problem(text: str) -> str | None:
+    """Why ``text`` is no absolute IRI a query can hold (None: it is one), so a caller's
+    term is refused with a reason before it is bound (binding it would fail mid-read)."""
+    try:
+        ox.NamedNode(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def term_to_sparql(term: URIRef | BNode | Literal, *, allow_blank: bool = False) -> str:
