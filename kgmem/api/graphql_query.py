@@ -4,8 +4,9 @@ through the request's dataloaders. Every read is the caller's own."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, cast
+from typing import Annotated, TypeVar, cast
 
 import strawberry
 from graphql import GraphQLError
@@ -38,12 +39,14 @@ from kgmem.api.graphql_types import (
     Memory,
     load_memory,
 )
+from kgmem.errors import ArgumentError
 from kgmem.memory import MemoryKind, MemoryStatus, NodeKind
 from kgmem.ontology import TermKind
 from kgmem.retrieval import Intent
 
 __all__ = ["Query"]
 
+T = TypeVar("T")
 strawberry.enum(Intent, name="Intent")
 strawberry.enum(TermKind, name="TermKind")
 
@@ -63,6 +66,19 @@ def _page(first: int, most: int) -> int:
     return min(first, most)
 
 
+def _parsed(parse: Callable[[], T]) -> T:
+    """Arguments parsed by their tool; a refusal is an error naming the argument as the
+    schema spells it (``validAt``), like ``first`` below."""
+    try:
+        return parse()
+    except ArgumentError as exc:
+        head, *rest = (exc.field or "").split("_")
+        shown = head + "".join(word.capitalize() for word in rest)
+        message = f"{shown}: {exc.reason}" if shown else exc.reason
+        extensions = {"field": shown or None, "code": "BAD_USER_INPUT"}
+        raise GraphQLError(message, extensions=extensions) from None
+
+
 SearchResult = Annotated[SearchResults | InputError, strawberry.union("SearchResult")]
 ContextResult = Annotated[ContextPacket | InputError, strawberry.union("ContextResult")]
 MAX_PAGE = 100
@@ -79,7 +95,12 @@ class Query:
     async def memory(self, info: Ctx, id: strawberry.ID) -> Memory | None:
         return await load_memory(info, id)
 
-    @field("Memories, newest first, by kind and status.")
+    @field(
+        "Memories, newest first, by kind and status. validAt: which values held at that "
+        "time (valid time; active or since superseded or outdated unless status says "
+        "otherwise); entity (a name or IRI, I for the user) and predicate (schema:memberOf "
+        "or an IRI): only memories with such a claim."
+    )
     async def memories(
         self,
         info: Ctx,
@@ -87,10 +108,23 @@ class Query:
         status: MemoryStatus | None = None,
         first: int = 20,
         after: str | None = None,
+        valid_at: datetime | None = None,
+        entity: str | None = None,
+        predicate: str | None = None,
     ) -> MemoryConnection:
         c, start, size = info.context, _offset(after), _page(first, MAX_PAGE)
-        raw = plain({"kind": kind, "status": status, "limit": size + 1, "offset": start})
-        args = r.ListMemoriesArgs.parse(raw)
+        raw = plain(
+            {
+                "kind": kind,
+                "status": status,
+                "limit": size + 1,
+                "offset": start,
+                "valid_at": valid_at,
+                "entity": entity,
+                "predicate": predicate,
+            }
+        )
+        args = _parsed(lambda: r.ListMemoriesArgs.parse(raw))
         found = await run_in_threadpool(r.list_memories, c.services, c.principal, args)
         ids = [m["id"] for m in found["memories"]]
         records = await c.memory.load_many(ids[:size])
