@@ -24,9 +24,9 @@ from kgmem.memory import (
     NodeKind,
     parse_node,
 )
-from kgmem.memory.planning import expand_term
 from kgmem.retrieval import Intent
 from kgmem.store import iri_problem
+from kgmem.vocab import PREFIXES
 
 __all__ = [
     "GetMemoryArgs",
@@ -106,15 +106,18 @@ class ListMemoriesArgs:
 
 
 def _predicate(term: str | None) -> URIRef | None:
-    """An ontology term as drafts name it (``schema:memberOf``, or an IRI) as its IRI."""
+    """An ontology term as drafts name it (``schema:memberOf`` with kgmem's standard
+    prefixes, or an IRI) as its IRI, checked before any IRI is made of it."""
     if term is None:
         return None
-    iri = expand_term(term.strip())
-    problem = iri_problem(str(iri))
+    prefix, _, local = term.strip().partition(":")
+    known = prefix in PREFIXES and local and not local.startswith("//")
+    text = PREFIXES[prefix] + local if known else term.strip()
+    problem = iri_problem(text)
     if problem is not None:
         reason = f"an IRI or a prefixed name such as schema:memberOf ({problem})"
         raise ArgumentError("predicate", reason)
-    return iri
+    return URIRef(text)
 
 
 def list_memories(
