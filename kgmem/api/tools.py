@@ -220,7 +220,7 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                         "predicate": text(
                             500,
                             "Only memories with a claim of this predicate: an IRI or a "
-                            "prefixed name such as schema:memberOf.",
+                            "prefixed name such as schema:memberOf (no IRI: none matches).",
                         ),
                     }
                 ),

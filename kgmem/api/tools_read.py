@@ -13,7 +13,7 @@ from rdflib import URIRef
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import Fields, jsonable, node_id, short_id
-from kgmem.errors import ArgumentError, GraphNameError, UnknownMemory
+from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
     MemoryKind,
@@ -87,7 +87,7 @@ class ListMemoriesArgs:
     offset: int = 0
     valid_at: datetime | None = None
     entity: str | None = None
-    predicate: URIRef | None = None
+    predicate: str | None = None
 
     @classmethod
     def parse(cls, raw: object) -> ListMemoriesArgs:
@@ -99,25 +99,20 @@ class ListMemoriesArgs:
             f.integer("offset", default=0, low=0, high=10**6),
             f.when("valid_at"),
             f.text("entity", maximum=500),
-            _predicate(f.text("predicate", maximum=500)),
+            f.text("predicate", maximum=500),
         )
         f.done()
         return args
 
 
-def _predicate(term: str | None) -> URIRef | None:
+def _term_iri(term: str) -> URIRef | None:
     """An ontology term as drafts name it (``schema:memberOf`` with kgmem's standard
-    prefixes, or an IRI) as its IRI, checked before any IRI is made of it."""
-    if term is None:
-        return None
+    prefixes, or an IRI) as its IRI; None when it is no IRI, so it names no predicate (as a
+    name no entity has names no entity), checked before any IRI is made of it."""
     prefix, _, local = term.strip().partition(":")
     known = prefix in PREFIXES and local and not local.startswith("//")
     text = PREFIXES[prefix] + local if known else term.strip()
-    problem = iri_problem(text)
-    if problem is not None:
-        reason = f"an IRI or a prefixed name such as schema:memberOf ({problem})"
-        raise ArgumentError("predicate", reason)
-    return URIRef(text)
+    return URIRef(text) if iri_problem(text) is None else None
 
 
 def list_memories(
@@ -126,6 +121,9 @@ def list_memories(
     """The caller's memories, newest first (quarantined ones with status=quarantined); with
     ``valid_at``, those whose valid time contains it (by default active, superseded or
     outdated ones: which value held then)."""
+    predicate = None if args.predicate is None else _term_iri(args.predicate)
+    if args.predicate is not None and predicate is None:
+        return {"memories": []}
     found = MemoryList(services.store, services.queries).memories(
         principal.uid,
         args.kind,
@@ -134,7 +132,7 @@ def list_memories(
         offset=args.offset,
         valid_at=args.valid_at,
         entity=args.entity,
-        predicate=args.predicate,
+        predicate=predicate,
     )
     return {"memories": [summary_json(s) for s in found]}
 
