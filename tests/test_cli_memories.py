@@ -115,6 +115,13 @@ def test_draft_list_show_and_review(home: Path, tmp_path: Path) -> None:
     refusal = error(home, "review", "approve", lisbon, "--user", "alice")
     assert refusal.endswith("cannot activate a memory that is archived")
 
+    held = ("memories", "list", "--valid-at", "2030-01-01", "--entity", "I")
+    employer = as_json(home, *held, "--predicate", "schema:worksFor")
+    assert [m["title"] for m in employer] == ["I work at Acme"]
+    assert as_json(home, *held, "--predicate", "schema:knows")[0]["title"] == "I know Bob Smith"
+    refused = error(home, "memories", "list", "--user", "alice", "--valid-at", "soon")
+    assert refused.startswith("kgmem: error: --valid-at: ")
+
 
 def test_lifecycle_revert_forget_and_decisions(home: Path, tmp_path: Path) -> None:
     ingested(home, tmp_path)

@@ -39,8 +39,9 @@ from kgmem.memory import (
     node_iri,
     parse_node,
 )
-from kgmem.store import TripleStore, UserGraphs, check_id
-from kgmem.vocab import KGM
+from kgmem.memory.times import parse_time
+from kgmem.store import TripleStore, UserGraphs, check_id, iri_problem
+from kgmem.vocab import KGM, PREFIXES
 
 __all__ = ["memories", "resolve", "review"]
 
@@ -100,23 +101,55 @@ def review() -> None:
     "--status", type=click.Choice([s.value for s in MemoryStatus]), help="Only this status."
 )
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option(
+    "--valid-at",
+    metavar="TIME",
+    help="Which values held then (valid time, ISO 8601): active or since superseded/outdated.",
+)
+@click.option("--entity", help="Only claims about this entity (a name or IRI; I is you).")
+@click.option("--predicate", help="Only claims of this predicate (schema:memberOf or an IRI).")
 @_json_option
 def list_memories(
-    uid: str | None, kind: str | None, status: str | None, limit: int, as_json: bool
+    uid: str | None,
+    kind: str | None,
+    status: str | None,
+    limit: int,
+    valid_at: str | None,
+    entity: str | None,
+    predicate: str | None,
+    as_json: bool,
 ) -> None:
     """The user's memories, newest first (quarantined ones with --status quarantined)."""
     settings, user = _settings(uid)
+    try:
+        when = None if valid_at is None else parse_time(valid_at)
+    except ValueError as exc:
+        fail(f"--valid-at: {exc}")
     with local_services(settings, "read memories") as services:
         found = MemoryList(services.store, services.queries).memories(
             user,
             MemoryKind(kind) if kind else None,
             MemoryStatus(status) if status else None,
             limit=limit,
+            valid_at=when,
+            entity=entity,
+            predicate=None if predicate is None else _predicate(predicate),
         )
     if as_json:
         echo_json(found)
     else:
         show_summaries(found)
+
+
+def _predicate(term: str) -> URIRef:
+    """``schema:memberOf`` (kgmem's standard prefixes) or an IRI, as its IRI."""
+    prefix, _, local = term.strip().partition(":")
+    known = prefix in PREFIXES and local and not local.startswith("//")
+    text = PREFIXES[prefix] + local if known else term.strip()
+    problem = iri_problem(text)
+    if problem is not None:
+        fail(f"--predicate: an IRI or a prefixed name such as schema:memberOf ({problem})")
+    return URIRef(text)
 
 
 @memories.command("show")
