@@ -18,6 +18,10 @@ from kgmem.memory.ids import NodeKind, new_node, node_iri, parse_node, stable_no
 from kgmem.memory.lifecycle import Lifecycle, Verdict
 from kgmem.memory.listing import MemoryList, MemorySummary
 from kgmem.memory.model import (
+    MAX_STEP_CHARS,
+    MAX_STEPS,
+    MAX_TRIGGER_CHARS,
+    MAX_TRIGGERS,
     Authority,
     ClaimDraft,
     DraftMemory,
@@ -52,6 +56,10 @@ from kgmem.memory.strength import StrengthPolicy
 
 __all__ = [
     "DEFAULT_AUTHORITY_ORDER",
+    "MAX_STEPS",
+    "MAX_STEP_CHARS",
+    "MAX_TRIGGERS",
+    "MAX_TRIGGER_CHARS",
     "RECALL_TOOLS",
     "Action",
     "Actor",

@@ -17,7 +17,7 @@ from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.ids import NodeKind, new_node
-from kgmem.memory.model import Authority, DraftMemory, MemoryStatus
+from kgmem.memory.model import Authority, DraftMemory, MemoryKind, MemoryStatus
 from kgmem.memory.planning import DraftPlan
 from kgmem.memory.prepass import (
     Disposition,
@@ -229,6 +229,8 @@ class Decider:
             expires_at=expires,
             valid_from=valid_from,
             source_refs=d.source_refs,
+            steps=d.steps,
+            triggers=tuple(dict.fromkeys(d.triggers)),
             needs_terms=tuple(dict.fromkeys(self.plan.needs_terms)),
             supersedes=tuple(dict.fromkeys(superseded)),
             contradicts=tuple(dict.fromkeys(contradicts)),
@@ -297,7 +299,7 @@ class Decider:
         known = {(e.source, e.span) for e in old.evidence}
         evidence = [e for e in self.plan.evidence if (e.source, e.span) not in known]
         new = replace(
-            old,
+            self._with_procedure(old),
             status=MemoryStatus.ACTIVE,
             evidence=old.evidence + tuple(evidence),
             confidence=max(old.confidence, self._confidence()),
@@ -315,7 +317,7 @@ class Decider:
         known = {(e.source, e.span) for e in old.evidence}
         evidence = [e for e in self.plan.evidence if (e.source, e.span) not in known]
         merged = replace(
-            old,
+            self._with_procedure(old),
             claims=old.claims + tuple(new_claims),
             evidence=old.evidence + tuple(evidence),
             about=tuple(dict.fromkeys(old.about + tuple(self.plan.about))),
@@ -329,6 +331,15 @@ class Decider:
             return self._finish(Action.DISCARD, target, Outcome.DISCARDED)
         self.reasons.append(f"{len(new_claims)} new claim(s) folded into {target}")
         return self._finish(Action.MERGE, target, Outcome.MERGED)
+
+    def _with_procedure(self, old: MemoryRecord) -> MemoryRecord:
+        """``old`` with what the draft says of a procedure: its triggers join, and its steps
+        replace the old ones (a procedure is not two lists run together)."""
+        if old.kind is not MemoryKind.PROCEDURAL:
+            return old
+        steps = self.draft.steps or old.steps
+        triggers = tuple(dict.fromkeys(old.triggers + self.draft.triggers))
+        return replace(old, steps=steps, triggers=triggers)
 
     def _finish(
         self,

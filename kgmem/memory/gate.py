@@ -111,8 +111,7 @@ class WriteGate:
                 drafts.append(DraftMemory.model_validate(raw, context=context))
             except ValidationError as exc:
                 error = exc.errors()[0]
-                where = ".".join(str(p) for p in error["loc"]) or "draft"
-                raise DraftInvalid(index, where, error["msg"]) from exc
+                raise DraftInvalid(index, _field(error["loc"]), error["msg"]) from exc
         return drafts
 
     # -- the gate ----------------------------------------------------------------------
@@ -380,3 +379,15 @@ def _by_id(sources: Mapping[str, SourceRecord]) -> dict[str, SourceRecord]:
     for record in sources.values():
         out[str(record.iri)] = record
     return out
+
+
+def _field(loc: Sequence[int | str]) -> str:
+    """``steps[2]`` for pydantic's ``("steps", 2)``: named as the tools name a field.
+
+    >>> _field(("claims", 0, "predicate"))
+    'claims[0].predicate'
+    """
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else part
+    return out or "draft"

@@ -26,6 +26,10 @@ from kgmem.memory.times import Duration, Instant
 from kgmem.vocab import KGM, VocabEnum
 
 __all__ = [
+    "MAX_STEPS",
+    "MAX_STEP_CHARS",
+    "MAX_TRIGGERS",
+    "MAX_TRIGGER_CHARS",
     "Authority",
     "ClaimDraft",
     "DraftMemory",
@@ -139,6 +143,13 @@ class SourceRecord:
 
 _Text = Annotated[str, Field(min_length=1, max_length=20000)]
 
+#: The most steps a procedure lists and the most triggers it has (``shapes/core.ttl`` agrees),
+#: and the longest a step's and a trigger's text may be.
+MAX_STEPS, MAX_TRIGGERS = 50, 20
+MAX_STEP_CHARS, MAX_TRIGGER_CHARS = 1000, 300
+_Step = Annotated[str, Field(min_length=1, max_length=MAX_STEP_CHARS)]
+_Trigger = Annotated[str, Field(min_length=1, max_length=MAX_TRIGGER_CHARS)]
+
 
 class _Draft(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
@@ -197,7 +208,11 @@ class ReportedSource(_Draft):
 
 
 class DraftMemory(_Draft):
-    """A memory an agent or a person proposes; nothing is stored until the gate accepts it."""
+    """A memory an agent or a person proposes; nothing is stored until the gate accepts it.
+
+    A procedural draft may list its ``steps`` (in order) and its ``triggers`` (the situations
+    it applies in); no other kind has them.
+    """
 
     kind: MemoryKind
     title: Annotated[str, Field(min_length=1, max_length=200)]
@@ -213,6 +228,17 @@ class DraftMemory(_Draft):
     occurred_at: Instant | None = Field(default=None, validate_default=True)
     ttl: Duration | None = None
     source_refs: tuple[str, ...] = ()
+    steps: tuple[_Step, ...] = Field(default=(), max_length=MAX_STEPS)
+    triggers: tuple[_Trigger, ...] = Field(default=(), max_length=MAX_TRIGGERS)
+
+    @field_validator("steps", "triggers")
+    @classmethod
+    def _procedural_only(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # a field validator (``kind`` is validated first), so the error names the field
+        kind = info.data.get("kind")
+        if value and kind is not None and kind is not MemoryKind.PROCEDURAL:
+            raise ValueError(f"only a procedural memory has {info.field_name}")
+        return value
 
     @field_validator("excerpt")
     @classmethod

@@ -1,7 +1,8 @@
 """Stored memories: the frozen records the gate and lifecycle work with, and their RDF.
 
 A memory lives in the user's ``kg`` graph (or, quarantined, in ``quarantine``) as one node
-with its claims and evidence as their own nodes. :func:`memory_quads` writes a record;
+with its claims and evidence as their own nodes, and a procedure's steps as ``kgm:Step``
+nodes (:func:`step_iri`, ordered by ``kgm:position``). :func:`memory_quads` writes a record;
 :func:`read_memory` reads one back; the two round-trip exactly.
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "memory_quads",
     "read_memory",
     "record_quads",
+    "step_iri",
 ]
 
 
@@ -89,6 +91,8 @@ class MemoryRecord:
     contradicts: tuple[URIRef, ...] = ()
     derived_from: tuple[URIRef, ...] = ()
     needs_terms: tuple[URIRef, ...] = ()  # undeclared terms a pending memory waits for
+    steps: tuple[str, ...] = ()  # a procedure's steps, in order (the one ordered field)
+    triggers: tuple[str, ...] = ()  # the situations a procedure applies in
     graph: URIRef | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -103,9 +107,16 @@ class MemoryRecord:
             "needs_terms",
             "claims",
             "evidence",
+            "triggers",
         ):
             values = getattr(self, name)
             object.__setattr__(self, name, tuple(sorted(values, key=_sort_key)))
+
+
+def step_iri(memory: URIRef, position: int) -> URIRef:
+    """The node of a procedure's step: stable per position, so rewriting the steps changes
+    only the nodes whose text changed."""
+    return URIRef(f"{memory}#step{position}")
 
 
 def _sort_key(value: object) -> str:
@@ -176,6 +187,14 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
     for item in record.evidence:
         add(m, KGM.evidence, item.iri)
         q += _evidence_quads(item, graph)
+    for trigger in record.triggers:
+        add(m, KGM.trigger, Literal(trigger))
+    for position, text in enumerate(record.steps, 1):
+        step = step_iri(m, position)
+        add(m, KGM.step, step)
+        add(step, RDF.type, KGM.Step)
+        add(step, KGM.position, Literal(position))
+        add(step, KGM.instruction, Literal(text))
     return q
 
 
@@ -303,8 +322,21 @@ def _record(
         contradicts=iris(KGM.contradicts),
         derived_from=iris(KGM.derivedFrom),
         needs_terms=iris(KGM.needsTerm),
+        steps=_steps(store, iris(KGM.step), graph),
+        triggers=tuple(sorted(str(t) for t in v.get(KGM.trigger, ()))),
         graph=graph,
     )
+
+
+def _steps(store: TripleStore, steps: Iterable[URIRef], graph: URIRef) -> tuple[str, ...]:
+    """The instructions of ``steps`` by position (a step without one is left out)."""
+    found: list[tuple[int, str]] = []
+    for step in steps:
+        v = _by_predicate(store, step, graph)
+        position, instruction = integer(_one(v, KGM.position)), _one(v, KGM.instruction)
+        if position is not None and instruction is not None:
+            found.append((position, str(instruction)))
+    return tuple(text for _, text in sorted(found))
 
 
 def _claim(store: TripleStore, iri: URIRef, graph: URIRef) -> ClaimRecord:

@@ -177,15 +177,13 @@ class Periodic:
         label = self._label(uid, key)
         phrase = trigger_phrase([v.head for v in views])
         triggers = tuple({t.casefold(): t for t in (phrase, label) if t}.values())
-        draft = routine_draft(f"Routine: {phrase or label}", steps, views, len(views))
+        draft = routine_draft(f"Routine: {phrase or label}", steps, views, len(views), triggers)
         reason = (
             f"periodic consolidation: {len(views)} episodes about {label} share "
             f"{len(steps)} steps in order; promoted to a routine"
         )
         inputs = tuple(v.iri for v in views)
-        return self._writer.write(
-            uid, draft, Derivation(inputs, reason, (key.entity,), steps, triggers)
-        )
+        return self._writer.write(uid, draft, Derivation(inputs, reason, (key.entity,)))
 
     def _refreshed_routine(
         self, uid: str, owner: _Derived, current: Sequence[str], views: Sequence[EpisodeSteps]
@@ -198,7 +196,7 @@ class Periodic:
         reason = f"periodic consolidation: {len(views)} new episode(s) follow the routine"
         if steps != current:
             reason += f"; its steps are now {len(steps)} (were {len(current)})"
-        derivation = Derivation(tuple(v.iri for v in views), reason, (), steps, None)
+        derivation = Derivation(tuple(v.iri for v in views), reason)
         return self._writer.write(uid, draft, derivation, refresh=owner.memory)
 
     def _episodes(

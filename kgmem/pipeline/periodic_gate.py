@@ -1,11 +1,11 @@
 """Derived memories go through the write gate: planning and grounding, the pre-pass,
 contradictions, the user's write mode, validation and the decision feed — one mechanism.
 
-Two things a :class:`~kgmem.memory.DraftMemory` cannot say yet travel beside it as a
-:class:`Derivation`: the ``kgm:derivedFrom`` edges to the memories a draft was derived from,
-and a routine's ordered steps and triggers. A :class:`~kgmem.memory.decider.Decider` subclass
-adds their quads to the change right before the decision records it, so the decision carries
-them and reverting it removes them with the rest.
+What a :class:`~kgmem.memory.DraftMemory` cannot say travels beside it as a
+:class:`Derivation`: the ``kgm:derivedFrom`` edges to the memories a draft was derived from.
+A :class:`~kgmem.memory.decider.Decider` subclass adds them to the change right before the
+decision records it, so the decision carries them and reverting it removes them with the rest.
+A routine's steps and triggers are the draft's own, stored as any procedure's are.
 
 The pre-pass ignores the derivation's own inputs: a fact its inputs state is not thereby
 "already known" (else every derived fact would be discarded into one of its inputs), while a
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from kgmem.memory.decider import Actor, Decider, GateDeps, ItemResult, Outcome, Work, WriteMode
 from kgmem.memory.decisions import Action
@@ -41,17 +41,10 @@ __all__ = [
     "Written",
     "derived_evidence",
     "one_line",
-    "step_iri",
 ]
 
 #: The most a derived memory's confidence may be: what the gate allows *derived* support.
 DERIVED_CAP = SUPPORT_CONFIDENCE_CAPS[SupportKind.DERIVED]
-
-
-def step_iri(memory: URIRef, position: int) -> URIRef:
-    """The node of a routine's step: stable per position, so a refresh rewrites only what
-    changed."""
-    return URIRef(f"{memory}#step{position}")
 
 
 def derived_evidence(records: Iterable[EvidenceRecord]) -> tuple[EvidenceDraft, ...]:
@@ -81,42 +74,18 @@ def one_line(text: str, limit: int) -> str:
 class Derivation:
     """What a derived draft says beyond the draft itself.
 
-    ``steps``/``triggers`` None leave a refreshed memory's own as they are; ``about``, when
-    given, is what the memory is about (a routine has no claims to say it); ``bindings`` tie
-    the entity names of the draft's claims to the entities the inputs' claims name.
+    ``about``, when given, is what the memory is about (a routine has no claims to say it);
+    ``bindings`` tie the entity names of the draft's claims to the entities the inputs'
+    claims name.
     """
 
     inputs: tuple[URIRef, ...]
     reason: str
     about: tuple[URIRef, ...] = ()
-    steps: tuple[str, ...] | None = None
-    triggers: tuple[str, ...] | None = None
     bindings: Mapping[str, EntityBinding] = field(default_factory=dict)
 
     def quads(self, memory: URIRef, graph: URIRef) -> list[Quad]:
-        out = [Quad(memory, KGM.derivedFrom, i, graph) for i in self.inputs if i != memory]
-        for position, text in enumerate(self.steps or (), 1):
-            step = step_iri(memory, position)
-            out += [
-                Quad(memory, KGM.step, step, graph),
-                Quad(step, RDF.type, KGM.Step, graph),
-                Quad(step, KGM.position, Literal(position), graph),
-                Quad(step, KGM.instruction, Literal(text), graph),
-            ]
-        out += [Quad(memory, KGM.trigger, Literal(t), graph) for t in self.triggers or ()]
-        return out
-
-    def replaced(self, store: TripleStore, memory: URIRef, graph: URIRef) -> list[Quad]:
-        """The steps and triggers ``memory`` has that this derivation rewrites."""
-        out: list[Quad] = []
-        if self.steps is not None:
-            for quad in store.quads(graph, memory, KGM.step):
-                out.append(quad)
-                if isinstance(quad.object, URIRef):
-                    out += store.quads(graph, quad.object)
-        if self.triggers is not None:
-            out += store.quads(graph, memory, KGM.trigger)
-        return out
+        return [Quad(memory, KGM.derivedFrom, i, graph) for i in self.inputs if i != memory]
 
 
 class _DerivingDecider(Decider):
@@ -137,12 +106,13 @@ class _DerivingDecider(Decider):
 
     def refresh(self, target: URIRef) -> Work:
         """Fold the draft into ``target``, a memory derived earlier (MERGE): the new
-        evidence joins, excerpt and body are the draft's, confidence never rises."""
+        evidence joins, excerpt, body and steps are the draft's (its triggers join), and
+        confidence never rises."""
         old = self._read(target)
         known = {(e.source, e.span) for e in old.evidence}
         evidence = tuple(e for e in self.plan.evidence if (e.source, e.span) not in known)
         new = replace(
-            old,
+            self._with_procedure(old),
             evidence=old.evidence + evidence,
             excerpt=self.draft.excerpt,
             body=self.draft.body,
@@ -162,7 +132,6 @@ class _DerivingDecider(Decider):
         contradicts: tuple[URIRef, ...] = (),
     ) -> Work:
         graph = self.graphs.quarantine if action is Action.QUARANTINE else self.graphs.kg
-        self.remove += self.derivation.replaced(self.deps.store, memory, graph)
         self.add += self.derivation.quads(memory, graph)
         self.reasons.insert(0, self.derivation.reason)
         return super()._finish(

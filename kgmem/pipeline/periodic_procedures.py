@@ -29,7 +29,14 @@ from datetime import datetime
 
 from rdflib import URIRef
 
-from kgmem.memory.model import DraftMemory, MemoryKind
+from kgmem.memory.model import (
+    MAX_STEP_CHARS,
+    MAX_STEPS,
+    MAX_TRIGGER_CHARS,
+    MAX_TRIGGERS,
+    DraftMemory,
+    MemoryKind,
+)
 from kgmem.memory.records import EvidenceRecord, MemoryRecord
 from kgmem.pipeline.periodic_gate import DERIVED_CAP, derived_evidence, one_line
 
@@ -233,11 +240,16 @@ def routine_body(steps: Sequence[str], episodes: int) -> str:
 
 
 def routine_draft(
-    title: str, steps: Sequence[str], episodes: Sequence[EpisodeSteps], seen: int
+    title: str,
+    steps: Sequence[str],
+    episodes: Sequence[EpisodeSteps],
+    seen: int,
+    triggers: Sequence[str] = (),
 ) -> DraftMemory:
     """The procedural draft for ``steps`` shared by ``episodes`` (``seen`` episodes in all):
-    their evidence as derived support, confidence no higher than theirs nor than derived
-    support allows, their domain if they share one."""
+    the steps and ``triggers`` as any procedure has them (cut to what a draft takes), their
+    evidence as derived support, confidence no higher than theirs nor than derived support
+    allows, their domain if they share one."""
     domains = {e.domain for e in episodes}
     return DraftMemory(
         kind=MemoryKind.PROCEDURAL,
@@ -248,4 +260,10 @@ def routine_draft(
         confidence=min(DERIVED_CAP, *(e.confidence for e in episodes)),
         domain=domains.pop() if len(domains) == 1 else None,
         evidence=derived_evidence(item for e in episodes for item in e.evidence),
+        steps=tuple(_cut(s, MAX_STEP_CHARS) for s in steps[:MAX_STEPS]),
+        triggers=tuple(_cut(t, MAX_TRIGGER_CHARS) for t in triggers[:MAX_TRIGGERS]),
     )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else one_line(text, limit)

@@ -257,9 +257,14 @@ def test_write_mode_is_per_user_and_remembered(world: World) -> None:
                     }
                 ]
             },
-            "claims.0",
+            "claims[0]",
         ),
-        ({"claims": [{"subject": "I", "object": "Acme"}]}, "claims.0.predicate"),
+        ({"claims": [{"subject": "I", "object": "Acme"}]}, "claims[0].predicate"),
+        ({"steps": ["open the map"]}, "steps"),
+        ({"triggers": ["when booking"]}, "triggers"),
+        ({"kind": "procedural", "steps": ["open", "pick", "  "]}, "steps[2]"),
+        ({"kind": "procedural", "steps": ["step"] * 51}, "steps"),
+        ({"kind": "procedural", "triggers": ["x" * 301]}, "triggers[0]"),
         ({"surprise": 1}, "surprise"),
     ],
 )
@@ -373,3 +378,45 @@ def test_batch_is_written_all_or_nothing(world: World, monkeypatch: pytest.Monke
     with pytest.raises(RuntimeError, match="item 1"):
         world.draft(works_at(first), works_at(second, "Globex"))
     assert world.store.count() == before  # item 0 was decided, but nothing was written
+
+
+def _procedure(msg: str, **extra: object) -> dict[str, object]:
+    return {
+        "kind": "procedural",
+        "title": "Book a flight",
+        "confidence": 0.9,
+        "steps": ["Open the seat map", "Pick an aisle seat", "Pay with the work card"],
+        "triggers": ["when booking a flight", "when booking a flight"],
+        "evidence": [{"source": msg, "quote": "always pick an aisle seat"}],
+        **extra,
+    }
+
+
+def test_a_procedures_steps_and_triggers_are_stored_in_order(world: World) -> None:
+    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    [item] = world.draft(_procedure(msg))
+    assert item.outcome is Outcome.ACTIVE, item.reasons
+    memory = world.memory(item.memory)
+    assert memory.steps == ("Open the seat map", "Pick an aisle seat", "Pay with the work card")
+    assert memory.triggers == ("when booking a flight",)
+    steps = list(world.store.quads(ALICE.kg, item.memory, KGM.step))
+    assert len(steps) == 3  # kgm:Step nodes, not only body text
+
+
+def test_archiving_and_reverting_a_procedure_keep_and_remove_its_steps(world: World) -> None:
+    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    [item] = world.draft(_procedure(msg))
+    archived = world.lifecycle.archive("alice", item.memory)
+    assert world.memory(item.memory).steps[0] == "Open the seat map"
+    world.lifecycle.revert("alice", archived)
+    world.lifecycle.revert("alice", item.decision)  # the create: nothing of it is left
+    assert world.memory(item.memory) is None
+    assert list(world.store.quads(ALICE.kg, None, KGM.instruction)) == []
+
+
+def test_a_procedure_without_a_usable_quote_is_refused_whatever_its_steps(world: World) -> None:
+    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    before = world.store.count()
+    [item] = world.draft(_procedure(msg, evidence=[{"source": msg, "quote": "pay with cash"}]))
+    assert item.outcome is Outcome.REFUSED
+    assert world.store.count() == before

@@ -110,3 +110,25 @@ def test_records_round_trip(
     )
     store.commit(Changeset.of(record_quads(record, KG)))
     assert read_memory(store, record.iri, [KG]) == record
+
+
+def test_a_procedures_steps_keep_their_order_and_its_triggers_round_trip(
+    store: OxigraphStore,
+) -> None:
+    # more than nine steps, so an order by text ("step10" < "step2") would show
+    steps = tuple(f"step number {n}" for n in (3, 1, 2, 10, 7, 4, 9, 5, 8, 6, 11))
+    record = MemoryRecord(
+        new_node("alice", NodeKind.MEMORY),
+        MemoryKind.PROCEDURAL,
+        MemoryStatus.ACTIVE,
+        "Release",
+        0.9,
+        WHEN,
+        steps=steps,
+        triggers=("when a release is due", "after a merge to main"),
+    )
+    store.commit(Changeset.of(record_quads(record, KG)))
+    back = read_memory(store, record.iri, [KG])
+    assert back == record
+    assert back is not None and back.steps == steps
+    assert back.triggers == ("after a merge to main", "when a release is due")
