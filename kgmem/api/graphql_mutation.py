@@ -89,6 +89,12 @@ class DraftInput:
     occurred_at: datetime | None = None
     ttl: str | None = strawberry.field(default=None, description="an ISO 8601 duration")
     source_refs: list[str] | None = None
+    steps: list[str] | None = strawberry.field(
+        default=None, description="procedural only: what to do, one step per item, in order"
+    )
+    triggers: list[str] | None = strawberry.field(
+        default=None, description="procedural only: when it applies"
+    )
 
 
 @strawberry.input(description="One chat turn to keep as a first-hand source.")

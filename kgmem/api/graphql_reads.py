@@ -73,6 +73,8 @@ class ContextItem:
     excerpt: str
     score: float
     why: list[str]
+    steps: list[str] = strawberry.field(description="a procedure's steps, in order")
+    triggers: list[str] = strawberry.field(description="when a procedure applies")
 
     @strawberry.field
     async def memory(self, info: Ctx) -> Memory | None:
@@ -170,6 +172,8 @@ def _item(raw: dict[str, Any]) -> ContextItem:
         excerpt=raw["excerpt"],
         score=raw["score"],
         why=list(raw["why"]),
+        steps=list(raw["steps"]),
+        triggers=list(raw["triggers"]),
     )
 
 

@@ -189,6 +189,8 @@ class Memory:
     needs_terms: list[str]
     claims: list[Claim]
     evidence: list[Evidence]
+    steps: list[str] = strawberry.field(description="a procedure's steps, in order")
+    triggers: list[str] = strawberry.field(description="when a procedure applies")
 
     @classmethod
     def from_record(cls, r: MemoryRecord) -> Memory:
@@ -234,6 +236,8 @@ class Memory:
                 for c in r.claims
             ],
             evidence=[Evidence.from_record(e) for e in r.evidence],
+            steps=list(r.steps),
+            triggers=list(r.triggers),
         )
 
     @field("The decisions about this memory, newest first.")

@@ -159,9 +159,10 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
             _tool(
                 "draft_memory",
                 "Propose 1 to 25 structured memories. Each needs evidence: the exact quote from "
-                "a stored source (chat:<chat>#<turn>) or a reported_source. Each draft comes "
-                "back active, pending review, merged, discarded, quarantined or refused with "
-                "reasons.",
+                "a stored source (chat:<chat>#<turn>) or a reported_source. A procedural "
+                "draft lists its steps in order and its triggers (when it applies). Each "
+                "draft comes back active, pending review, merged, discarded, quarantined or "
+                "refused with reasons.",
                 INPUTS["draft"],
                 lambda s, p, raw: DraftArgs.parse(raw, s),
                 draft,

@@ -3,16 +3,26 @@ schemas are these. They say exactly what the tools take: a REST body is checked 
 schema before the tool reads it (:mod:`kgmem.api.schema_check`), and an input a schema admits
 is one the tool's own checks (:mod:`kgmem.api.tools_args`, the gate's models) accept, which
 a hostile-input suite (``tests/hostile``) holds the server to. Conditions a field cannot say
-alone are said with ``if``/``then`` (an episode needs ``occurred_at``; a tool's message
-names its ``tool_outcome``, no other message does) and ``oneOf`` (a claim's object or
-value)."""
+alone are said with ``if``/``then`` (an episode needs ``occurred_at``; only a procedure has
+``steps`` and ``triggers``; a tool's message names its ``tool_outcome``, no other message
+does) and ``oneOf`` (a claim's object or value)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kgmem.api.tools_write import MESSAGE_FIELDS, ManageAction, ReviewVerdict
-from kgmem.memory import MemoryKind, MemoryStatus, Role, SupportKind, Verdict
+from kgmem.memory import (
+    MAX_STEP_CHARS,
+    MAX_STEPS,
+    MAX_TRIGGER_CHARS,
+    MAX_TRIGGERS,
+    MemoryKind,
+    MemoryStatus,
+    Role,
+    SupportKind,
+    Verdict,
+)
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
 from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
 from kgmem.retrieval import DOC_KINDS, Intent
@@ -185,20 +195,45 @@ DRAFT = obj(
         "occurred_at": WHEN,
         "ttl": DURATION,
         "source_refs": {"type": "array", "items": text(500)},
+        "steps": {
+            "type": "array",
+            "items": text(MAX_STEP_CHARS),
+            "maxItems": MAX_STEPS,
+            "description": "procedural only: what to do, one step per item, in order.",
+        },
+        "triggers": {
+            "type": "array",
+            "items": text(MAX_TRIGGER_CHARS),
+            "maxItems": MAX_TRIGGERS,
+            "description": "procedural only: when it applies, e.g. 'when booking a flight'.",
+        },
     },
     ("kind", "title"),
     "A proposed memory; nothing is stored until the write gate accepts it. An episodic "
-    "memory says when it happened (occurred_at).",
+    "memory says when it happened (occurred_at); a procedural one may list its steps and "
+    "triggers.",
 )
-DRAFT.update(
-    {
-        "if": {
-            "properties": {"kind": {"const": MemoryKind.EPISODIC.value}},
-            "required": ["kind"],
-        },
-        "then": {"required": ["occurred_at"]},
-    }
-)
+
+
+def _when_kind(
+    kind: MemoryKind, then: Schema | None = None, otherwise: Schema | None = None
+) -> Schema:
+    out: Schema = {"if": {"properties": {"kind": {"const": kind.value}}, "required": ["kind"]}}
+    if then is not None:
+        out["then"] = then
+    if otherwise is not None:
+        out["else"] = otherwise
+    return out
+
+
+DRAFT["allOf"] = [
+    _when_kind(MemoryKind.EPISODIC, then={"required": ["occurred_at"]}),
+    # (a false schema names no field)
+    _when_kind(
+        MemoryKind.PROCEDURAL,
+        otherwise={"properties": {"steps": {"not": {}}, "triggers": {"not": {}}}},
+    ),
+]
 _MESSAGE_PROPS: Schema = {
     "chat": text(500, "The chat id."),
     "turn": {"type": "integer", "minimum": 0, "description": "The turn, from 0."},

@@ -64,15 +64,20 @@ def _scalar(value: Any) -> str:
 
 
 def show_record(record: MemoryRecord, names: dict[str, str]) -> None:
-    """Every field, then the claims (entities by name) and the evidence, one per line."""
+    """Every field, then a procedure's numbered steps, the claims (entities by name) and the
+    evidence, one per line."""
 
     def named(iri: str) -> str:
         return f"{names[iri]} <{iri}>" if iri in names else f"<{iri}>"
 
     data = jsonable(record)
-    claims, evidence = data.pop("claims"), data.pop("evidence")
+    claims, evidence, steps = data.pop("claims"), data.pop("evidence"), data.pop("steps")
     for name, value in data.items():
         click.echo(f"{name:<14} {_scalar(value)}")
+    if steps:
+        click.echo(f"steps ({len(steps)}):")
+        for position, step in enumerate(steps, 1):
+            click.echo(f"  {position}. {step}")
     click.echo(f"claims ({len(claims)}):")
     for claim in claims:
         obj = named(claim["object"]) if claim["object"] else json.dumps(claim["value"])

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _MAX_CHARS = 2000  # of a document's text (a static model averages tokens: more adds noise)
-_EMBEDDED_FIELDS = ("title", "excerpt", "body", "quote", "markdown", "text")
+_EMBEDDED_FIELDS = ("title", "trigger", "excerpt", "body", "quote", "markdown", "text")
 
 
 class EmbedderUnavailable(KgmemError):

@@ -45,7 +45,8 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
-FIELD_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2}  # every other field weighs 1
+# every other field weighs 1; a trigger says what task a procedure is for, as a title does
+FIELD_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2, "trigger": 2}
 _SNOWBALL = snowballstemmer.stemmer("english")
 # A time the text itself states: relative ("last Friday", "two weeks ago") or absolute ("may"
 # is left out: it is far more often a verb).
@@ -167,7 +168,17 @@ def _first_line(text: str) -> str:
 
 def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
     fields = [(name, _text(row, name)) for name in ("title", "excerpt", "body")]
-    for name in ("tag", "entity", "claim", "predicate", "quote", "context", "reply"):
+    for name in (
+        "tag",
+        "trigger",
+        "step",
+        "entity",
+        "claim",
+        "predicate",
+        "quote",
+        "context",
+        "reply",
+    ):
         text = "\n".join(sorted(set(pieces.get(name, ()))))  # rows come in any order
         fields.append(("claim" if name == "predicate" else name, text))
     quotes = "\n".join(sorted(pieces.get("quote", ())))

@@ -1,4 +1,5 @@
-"""What a context packet says about one memory: the item, its evidence, a procedure's steps.
+"""What a context packet says about one memory: the item, its evidence, a procedure's steps
+and triggers.
 
 Evidence comes from the memory's record (source kind, the exact quote and its span, support
 kind, authority) and from its sources: where each is, as a link (``chat:<chat>#<turn>`` for a
@@ -57,7 +58,8 @@ class PacketItem:
     why: tuple[str, ...]
     evidence: tuple[PacketEvidence, ...]
     evidence_total: int  # how much evidence the memory has (``evidence`` may show fewer)
-    steps: tuple[str, ...] = ()  # a routine's steps, in order
+    steps: tuple[str, ...] = ()  # a procedure's steps, in order
+    triggers: tuple[str, ...] = ()  # when a procedure applies
     occurred_at: datetime | None = None
     pinned: bool = False
     failure: bool = False  # some evidence reports a failure
@@ -76,7 +78,7 @@ class ItemRead:
 
 
 class ItemReader:
-    """Reads what a packet shows of a memory from the store (records, sources, steps); one
+    """Reads what a packet shows of a memory from the store (records and sources); one
     reader per packet, so each memory is read once and nothing outlives the call."""
 
     def __init__(self, store: TripleStore, queries: QueryRegistry, lifecycle: Lifecycle) -> None:
@@ -115,7 +117,8 @@ class ItemReader:
             why=why,
             evidence=shown,
             evidence_total=len(read.evidence),
-            steps=self._steps(uid, r),
+            steps=r.steps,
+            triggers=r.triggers,
             occurred_at=r.occurred_at,
             pinned=r.pinned,
             failure=read.failure,
@@ -130,13 +133,6 @@ class ItemReader:
         sources = {str(row["source"]): row for row in rows}
         items = [_evidence(e, sources.get(str(e.source), {})) for e in record.evidence]
         return tuple(sorted(items, key=_strength))
-
-    def _steps(self, uid: str, record: MemoryRecord) -> tuple[str, ...]:
-        graph = record.graph or UserGraphs(uid).kg
-        rows = self._store.select(
-            self._queries["retrieval/procedure_steps"], {"memory": record.iri, "graph": graph}
-        )
-        return tuple(str(row["instruction"]) for row in rows)
 
 
 def _evidence(item: EvidenceRecord, source: Row) -> PacketEvidence:

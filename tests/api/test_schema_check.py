@@ -14,6 +14,7 @@ from kgmem.api.tools_schema import INPUTS, VISIBLE
 
 MESSAGE = {"chat": "c", "turn": 0, "role": "user", "text": "hi"}
 DRAFT = {"kind": "semantic", "title": "Tea"}
+PROCEDURE = {"kind": "procedural", "title": "Make tea"}
 
 
 @pytest.mark.parametrize(
@@ -62,6 +63,36 @@ DRAFT = {"kind": "semantic", "title": "Tea"}
             "drafts[0].claims[0]",
             "give exactly one of object or value",
         ),
+        (
+            "draft",
+            {"drafts": [{**DRAFT, "steps": ["boil water"]}]},
+            "drafts[0].steps",
+            "not allowed unless kind is 'procedural'",
+        ),
+        (
+            "draft",
+            {"drafts": [{**DRAFT, "triggers": ["when thirsty"]}]},
+            "drafts[0].triggers",
+            "not allowed unless kind is 'procedural'",
+        ),
+        (
+            "draft",
+            {"drafts": [{**PROCEDURE, "steps": ["boil water", "steep", " "]}]},
+            "drafts[0].steps[2]",
+            "must not be empty",
+        ),
+        (
+            "draft",
+            {"drafts": [{**PROCEDURE, "steps": ["boil water", 3]}]},
+            "drafts[0].steps[1]",
+            "expected a string, got a number",
+        ),
+        (
+            "draft",
+            {"drafts": [{**PROCEDURE, "steps": ["steep"] * 51}]},
+            "drafts[0].steps",
+            "give at most 50",
+        ),
         ("draft", {"drafts": [DRAFT], "extra": 1}, "extra", "unknown field"),
         ("draft", {}, "drafts", "required"),
         ("retrieve_memory", {"task": "x", "intent": "dream"}, "intent", "must be one of"),
@@ -79,6 +110,8 @@ def test_what_the_schema_admits_passes() -> None:
     SchemaCheck(INPUTS["ingest_messages"]).check({"messages": [MESSAGE, tool_message]})
     episode = {**DRAFT, "kind": "episodic", "occurred_at": "2026-03-14", "ttl": "P7D"}
     SchemaCheck(INPUTS["draft"]).check({"drafts": [episode]})
+    procedure = {**PROCEDURE, "steps": ["boil water", "steep"], "triggers": ["when thirsty"]}
+    SchemaCheck(INPUTS["draft"]).check({"drafts": [procedure]})
 
 
 def test_not_empty_is_what_str_strip_keeps() -> None:
