@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from kgmem.cli.common import local_services
+from kgmem.config import load_settings
 from kgmem.memory.ids import NodeKind, node_iri, stable_node
 from tests.test_cli import holding, kgmem
 from tests.test_cli_ingest import write_json
@@ -200,3 +202,68 @@ def test_queued_drafts_wait_for_consolidate(home: Path, tmp_path: Path) -> None:
         "no model configured: queued drafts only; raw transcripts wait\n"
         "nothing to consolidate for alice (3 sources and 0 drafts not yet taken)"
     )
+
+
+SEATS = "Always pick an aisle seat for me, and pay with the work card."
+STEPS = ["Open the seat map", "Pick an aisle seat", "Pay with the work card"]
+
+
+def seats_said(home: Path, tmp_path: Path) -> None:
+    said = {"chat": "c1", "messages": [{"role": "user", "text": SEATS}]}
+    result = kgmem(home, "ingest", str(write_json(tmp_path / "chat.json", said)), "--user", "alice")
+    assert result.returncode == 0, result.stderr
+
+
+def procedure(**extra: Any) -> dict[str, Any]:
+    return {
+        "kind": "procedural",
+        "title": "Seat and payment",
+        "confidence": 0.9,
+        "steps": STEPS,
+        "triggers": ["when booking a flight"],
+        "evidence": [{"source": str(msg(0)), "quote": "Always pick an aisle seat"}],
+        **extra,
+    }
+
+
+def test_a_drafted_procedure_shows_its_steps_and_reaches_the_packet(
+    home: Path, tmp_path: Path
+) -> None:
+    seats_said(home, tmp_path)
+    [line] = draft(home, tmp_path, procedure())
+    index, outcome, memory = line.split()[:3]
+    assert (index, outcome) == ("0", "active"), line
+    shown = ok(home, "memories", "show", memory, "--user", "alice")
+    assert "steps (3):\n  1. Open the seat map\n  2. Pick an aisle seat\n" in shown
+    assert "triggers       when booking a flight" in shown
+    record = as_json(home, "memories", "show", memory)
+    assert (record["steps"], record["triggers"]) == (STEPS, ["when booking a flight"])
+    settings = load_settings(env={"KGMEM_HOME": str(home)})
+    with local_services(settings, "read the packet") as services:
+        packet = services.retrieval.retrieve_memory("alice", "book a flight", "execute")
+    assert packet.procedure is not None and packet.procedure.id.endswith(memory)
+    assert list(packet.procedure.steps) == STEPS
+    assert packet.procedure.triggers == ("when booking a flight",)
+
+
+def test_a_queued_procedure_keeps_its_steps_through_consolidation(
+    home: Path, tmp_path: Path
+) -> None:
+    seats_said(home, tmp_path)
+    assert draft(home, tmp_path, procedure(), flags=("--queue",))[0].split()[1] == "queued"
+    assert ok(home, "consolidate", "--user", "alice").splitlines()[-1].endswith(": committed")
+    [listed] = as_json(home, "memories", "list")
+    record = as_json(home, "memories", "show", listed["iri"])
+    assert (record["status"], record["steps"]) == ("active", STEPS)
+
+
+def test_bad_steps_are_refused_naming_the_field(home: Path, tmp_path: Path) -> None:
+    seats_said(home, tmp_path)
+    bad = write_json(tmp_path / "bad.json", [procedure(steps=["Open the seat map", " "])])
+    message = error(home, "memories", "draft", str(bad), "--user", "alice")
+    assert message.startswith("kgmem: error: bad.json: draft 0, field steps[1]: ")
+    semantic = write_json(tmp_path / "semantic.json", [procedure(kind="semantic")])
+    message = error(home, "memories", "draft", str(semantic), "--user", "alice")
+    assert message.startswith("kgmem: error: semantic.json: draft 0, field steps: ")
+    assert "only a procedural memory has steps" in message
+    assert "(no memories)" in ok(home, "memories", "list", "--user", "alice")  # none written

@@ -223,7 +223,7 @@ def test_author_stores_a_page_node_with_path_and_revision(scene: Scene) -> None:
 
 
 def test_author_lists_procedure_steps_in_order(scene: Scene) -> None:
-    # The gate takes no steps yet; a procedure's steps are stored as consolidation will.
+    # A procedure's steps as the store holds them (kgm:Step nodes), written out of order.
     for position, text in ((2, "Pick the aisle"), (1, "Open the seat map")):
         step = URIRef(f"{scene.seat}#step{position}")
         scene.store.commit(

@@ -176,6 +176,9 @@ def test_three_episodes_become_one_routine(services: Services) -> None:
     assert record.title == "Routine: Ran the release checklist"
     assert _steps(services, routine) == [(1, "tag the release"), (2, "build"), (3, "publish")]
     assert _triggers(services, routine) == {"Ran the release checklist", "release checklist"}
+    # stored as any drafted procedure's: its record reads them, so every surface shows them
+    assert record.steps == ("tag the release", "build", "publish")
+    assert set(record.triggers) == {"Ran the release checklist", "release checklist"}
     assert set(record.derived_from) == set(episodes)
     assert record.about == (_entity(services, "release checklist"),)
     # evidence: every episode's quote, same source and span, now *derived* support
@@ -264,6 +267,8 @@ def test_a_fourth_episode_that_skips_a_step_narrows_the_routine(services: Servic
     report = _periodic(services)
     assert report.procedures_updated == (routine,)
     assert _steps(services, routine) == [(1, "tag the release"), (2, "publish")]
+    assert _record(services, routine).steps == ("tag the release", "publish")
+    assert len(_triggers(services, routine)) == 2  # a refresh keeps the triggers
     [decision] = report.decisions
     entry = next(d for d in services.gate.decisions.feed(UID) if d.iri == decision)
     assert "its steps are now 2 (were 3)" in entry.reason
