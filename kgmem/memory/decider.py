@@ -17,7 +17,7 @@ from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.ids import NodeKind, new_node
-from kgmem.memory.model import Authority, DraftMemory, MemoryKind, MemoryStatus
+from kgmem.memory.model import MAX_TRIGGERS, Authority, DraftMemory, MemoryKind, MemoryStatus
 from kgmem.memory.planning import DraftPlan
 from kgmem.memory.prepass import (
     Disposition,
@@ -333,12 +333,15 @@ class Decider:
         return self._finish(Action.MERGE, target, Outcome.MERGED)
 
     def _with_procedure(self, old: MemoryRecord) -> MemoryRecord:
-        """``old`` with what the draft says of a procedure: its triggers join, and its steps
-        replace the old ones (a procedure is not two lists run together)."""
+        """``old`` with what the draft says of a procedure: its triggers join (the old ones
+        first, up to the cap), and its steps replace the old ones (a procedure is not two
+        lists run together)."""
         if old.kind is not MemoryKind.PROCEDURAL:
             return old
         steps = self.draft.steps or old.steps
-        triggers = tuple(dict.fromkeys(old.triggers + self.draft.triggers))
+        if steps != old.steps:
+            self.reasons.append(f"its steps are now {len(steps)} (were {len(old.steps)})")
+        triggers = tuple(dict.fromkeys(old.triggers + self.draft.triggers))[:MAX_TRIGGERS]
         return replace(old, steps=steps, triggers=triggers)
 
     def _finish(

@@ -420,3 +420,25 @@ def test_a_procedure_without_a_usable_quote_is_refused_whatever_its_steps(world:
     [item] = world.draft(_procedure(msg, evidence=[{"source": msg, "quote": "pay with cash"}]))
     assert item.outcome is Outcome.REFUSED
     assert world.store.count() == before
+
+
+def test_restating_a_procedure_with_new_steps_replaces_them_and_adds_triggers(
+    world: World,
+) -> None:
+    first = world.say("user", "I work at Acme, and I file expenses on Fridays.")
+    second = world.say("user", "As I said, I work at Acme.")
+    steps = ["Collect receipts", "File them in the portal"]
+    [created] = world.draft(
+        works_at(first, kind="procedural", steps=steps, triggers=["on Fridays"])
+    )
+    assert created.outcome is Outcome.ACTIVE, created.reasons
+    [again] = world.draft(
+        works_at(second, kind="procedural", steps=["Scan receipts"], triggers=["month end"])
+    )
+    assert again.outcome is Outcome.DISCARDED and again.memory == created.memory
+    assert "its steps are now 1 (were 2)" in again.reasons
+    memory = world.memory(created.memory)
+    assert memory.steps == ("Scan receipts",)
+    assert memory.triggers == ("month end", "on Fridays")
+    world.lifecycle.revert("alice", again.decision)
+    assert world.memory(created.memory).steps == tuple(steps)
