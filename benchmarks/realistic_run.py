@@ -25,8 +25,7 @@ tables only when its expectation and its checks hold):
 - ``confirmed``: the kept memory's evidence keeps both the user's confirmation and the agent
   message it confirms;
 - ``steps``: the context packet for the proposal's title (intent execute) shows its memory
-  as the procedure, with the proposal's steps in order, and its triggers once packets carry
-  triggers;
+  as the procedure, with the proposal's steps in order, and its triggers (in any order);
 - ``in_feed``: the decisions feed gained a decision with a reason for it, a refusal too;
 - ``adjudicated``: approving a pending proposal activates nothing the ontology does not
   declare.
@@ -200,8 +199,8 @@ def steps_shown(
         return "the packet's procedure is another memory or none"
     if list(procedure.steps) != list(steps):
         return f"the packet shows steps {list(procedure.steps)!r}"
-    shown = getattr(procedure, "triggers", None)
-    if shown is not None and list(shown) != list(draft.get("triggers", [])):
+    shown = getattr(procedure, "triggers", None)  # a set: their order means nothing
+    if shown is not None and sorted(shown) != sorted(set(draft.get("triggers", []))):
         return f"the packet shows triggers {list(shown)!r}"
     return ""
 
