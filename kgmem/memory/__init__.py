@@ -1,6 +1,6 @@
 """The memory layer: sources, grounding, the write gate, decisions and the lifecycle."""
 
-from kgmem.memory.decisions import Action, DecisionRecord, Decisions
+from kgmem.memory.decisions import Action, DecisionRecord, Decisions, RefusedDraft, draft_hash
 from kgmem.memory.entities import EntityMatch, EntityResolver, name_key, self_entity
 from kgmem.memory.gate import Actor, BatchResult, ItemResult, Outcome, WriteGate, WriteMode
 from kgmem.memory.grounding import (
@@ -94,6 +94,7 @@ __all__ = [
     "Outcome",
     "Refusal",
     "RefusalCode",
+    "RefusedDraft",
     "ReportedSource",
     "ResetReport",
     "Resolution",
@@ -113,6 +114,7 @@ __all__ = [
     "Verdict",
     "WriteGate",
     "WriteMode",
+    "draft_hash",
     "ground_claim",
     "locate_quote",
     "mentions",

@@ -20,6 +20,11 @@ so the refusal names the draft and its violations; the drafts after a refused on
 decided again, without it. (So a draft whose change breaks a shape that a later draft of
 the same batch repairs is accepted: the batch, as written, conforms.)
 
+A refused draft is a decision too: once the batch's outcomes are final, each refusal is
+recorded in the decisions feed with its reasons, in the batch's commit (one per refused
+draft: a draft decided again on the way is still refused once). It names the draft by
+title, kind and hash; the draft's content is not kept.
+
 The batch is atomic: the accepted drafts are written in one store commit, with the write
 lock held from the first read to the commit, so a crash or an error leaves either all of
 them or none. Reported sources (``reported_source``) are recorded as they are read, before
@@ -29,6 +34,7 @@ the commit, as sources always are.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from hashlib import sha256
 from typing import Any
 
@@ -59,7 +65,7 @@ from kgmem.memory.prepass import ExistingClaim, slots
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import Changeset, Quad, QueryRegistry, Transaction, TripleStore, UserGraphs
 from kgmem.vocab import KGM
 
 __all__ = [
@@ -143,7 +149,24 @@ class WriteGate:
             change = view.changeset()
             tx.remove(*change.remove)
             tx.add(*change.add)
-        return BatchResult(tuple(w.result for w in works))
+            results = [
+                self._refusal(uid, d, w.result, actor, tx)
+                for d, w in zip(drafts, works, strict=True)
+            ]
+        return BatchResult(tuple(results))
+
+    def _refusal(
+        self, uid: str, draft: DraftMemory, result: ItemResult, actor: Actor, tx: Transaction
+    ) -> ItemResult:
+        """``result``, and if it refuses ``draft``, its refusal recorded in the decisions
+        feed (once per draft, whatever was decided again on the way)."""
+        if result.outcome is not Outcome.REFUSED:
+            return result
+        decision, quads = self.decisions.refusal(
+            uid, draft, result.reasons, actor.value, self._clock.now()
+        )
+        tx.add(*quads)
+        return replace(result, decision=decision)
 
     def _one_by_one(
         self,

@@ -43,7 +43,7 @@ def test_known_speaker_typed_as_an_organization_is_refused_not_duplicated(
     [known] = world.draft(described("Nora Lindqvist", "hiking", said, "I love hiking"))
     assert known.outcome is Outcome.ACTIVE
     [nora] = named(world, "nora lindqvist")
-    before = world.store.count()
+    before = world.memory_count()
     as_org = described("Nora Lindqvist", "the Alps", said, "I love hiking in the Alps")
     as_org["entities"][0]["types"] = ["schema:Organization"]
     [item] = world.draft(as_org)
@@ -57,7 +57,9 @@ def test_known_speaker_typed_as_an_organization_is_refused_not_duplicated(
     # one identity, not retyped, nothing written
     assert named(world, "nora lindqvist") == [nora]
     assert SDO.Organization not in types_of(world, nora)
-    assert world.store.count() == before
+    assert world.memory_count() == before  # the refusal is a decision in ops, nothing else
+    [refusal] = [d for d in world.gate.decisions.feed("alice") if d.iri == item.decision]
+    assert refusal.target is None and refusal.reason == reason
 
 
 def test_a_fact_the_known_entity_has_ties_the_name_to_it(world: World) -> None:

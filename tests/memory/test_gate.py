@@ -8,10 +8,11 @@ import pytest
 from rdflib import Literal
 from rdflib.namespace import XSD
 
-from kgmem.errors import BatchSizeError, DraftInvalid
+from kgmem.errors import BatchSizeError, DecisionConflict, DraftInvalid
+from kgmem.memory.decisions import Action, draft_hash
 from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Actor, Outcome, WriteMode
-from kgmem.memory.model import MemoryStatus
+from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.store import Changeset, RdfFormat, shapes_graph
 from kgmem.vocab import KGM, SDO
@@ -34,10 +35,56 @@ def test_user_statement_activates_with_exact_evidence(world: World) -> None:
 
 def test_invented_quote_is_refused_and_nothing_is_stored(world: World) -> None:
     msg = world.say("user", "I work at Acme.")
-    before = world.store.count()
+    before = world.memory_count()
     [item] = world.draft(works_at(msg, "Globex"))
     assert item.outcome is Outcome.REFUSED and item.memory is None
-    assert world.store.count() == before
+    assert world.memory_count() == before  # only the refusal decision, in ops
+    assert not list(world.store.quads(ALICE.kg, None, KGM.title, Literal("Alice works at Globex")))
+
+
+def test_refused_draft_is_one_decision_with_its_reasons(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    [item] = world.draft(works_at(msg, "Globex"))
+    [decision] = world.gate.decisions.feed("alice", 1000)
+    assert item.decision == decision.iri
+    assert decision.action is Action.REFUSE and decision.target is None
+    assert decision.actor == "agent" and decision.at == NOW
+    assert item.reasons and decision.reason == "; ".join(item.reasons)
+    assert "does not occur verbatim in the source" in decision.reason  # says why
+    assert decision.draft is not None
+    assert decision.draft.title == "Alice works at Globex"
+    assert decision.draft.kind is MemoryKind.SEMANTIC
+    assert decision.draft.hash == draft_hash(world.gate.parse([works_at(msg, "Globex")])[0])
+    # nothing to undo: a refusal is not revertable
+    with pytest.raises(DecisionConflict, match="nothing to revert"):
+        world.lifecycle.revert("alice", decision.iri)
+
+
+def test_refusal_decision_validates_against_the_shapes(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    [item] = world.draft(works_at(msg, "Globex"))
+    assert item.decision is not None
+    quads = list(world.store.quads(ALICE.ops, item.decision))
+    report = world.gate._validation.validate("alice", Changeset.of(quads))
+    assert report.conforms, report.violations
+    assert not any(q.predicate == KGM.target for q in quads)
+
+
+def test_clash_and_batch_refusals_each_record_one_decision(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    agent = world.say("assistant", "You work at Initech.")
+    refused, created, prose = world.draft(
+        works_at(msg, "Globex"), works_at(msg), works_at(agent, "Initech", "work at Initech")
+    )
+    assert (refused.outcome, created.outcome, prose.outcome) == (
+        Outcome.REFUSED,
+        Outcome.ACTIVE,
+        Outcome.REFUSED,
+    )
+    feed = world.gate.decisions.feed("alice", 1000)
+    refusals = [d for d in feed if d.action is Action.REFUSE]
+    assert {d.iri for d in refusals} == {refused.decision, prose.decision}
+    assert len(refusals) == 2 and len(feed) == 3
 
 
 def test_agent_prose_alone_waits_for_review(world: World) -> None:
@@ -360,7 +407,10 @@ def test_batch_refuses_only_the_item_that_breaks_a_shape(world: World) -> None:
         "too long" not in str(q.object) for q in world.store.quads(ALICE.kg, None, KGM.title)
     )
     feed = world.gate.decisions.feed("alice")
-    assert len(feed) == 3  # the refused item recorded nothing
+    # the three decided items, and the refusal once, though item 0 was validated twice
+    assert len(feed) == 4
+    [refusal] = [d for d in feed if d.action is Action.REFUSE]
+    assert refusal.iri == refused.decision and "title too long" in refusal.reason
 
 
 def test_batch_is_written_all_or_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:

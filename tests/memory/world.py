@@ -79,6 +79,10 @@ class World:
     def memory(self, iri: URIRef) -> Any:
         return read_memory(self.store, iri, [ALICE.kg, ALICE.quarantine])
 
+    def memory_count(self) -> int:
+        """Quads outside the ops graph: what a refusal (recorded only in ops) leaves alone."""
+        return self.store.count() - self.store.count(ALICE.ops)
+
 
 EMPLOYER = delta_term("alice", "currentJobAt")
 
