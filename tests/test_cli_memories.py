@@ -81,6 +81,10 @@ def test_draft_list_show_and_review(home: Path, tmp_path: Path) -> None:
     assert created[:2] == ["0", "active"] and len(created[2]) == 32
     assert refused[:3] == ["1", "refused", "-"] and "does not occur verbatim" in refused[3]
     assert again[:3] == ["2", "discarded", created[2]]
+    [refusal] = [d for d in as_json(home, "memories", "decisions") if d["action"] == "refuse"]
+    assert refusal["target"] is None and "does not occur verbatim" in refusal["reason"]
+    shown_feed = ok(home, "memories", "decisions", "--user", "alice")
+    assert "refuse         draft 'I work at Acme'  agent: claim 0:" in shown_feed
     held = draft(home, tmp_path, BOB, LISBON, flags=("--review",))
     bob, lisbon = (line.split()[2] for line in held)
     assert all(line.split()[1] == "pending" and "review mode" in line for line in held)

@@ -231,24 +231,12 @@ class Query:
         records = await c.memory.load_many([m["id"] for m in found["memories"]])
         return [Memory.from_record(m) for m in records if m is not None]
 
-    @field("Every gate and lifecycle decision, newest first.")
+    @field("Every gate and lifecycle decision (refusals too), newest first.")
     async def decisions(self, info: Ctx, first: int = 50) -> list[Decision]:
         c = info.context
         args = r.LimitArgs.parse({"limit": _page(first, 1000)})
         found = await run_in_threadpool(r.decisions_feed, c.services, c.principal, args)
-        return [
-            Decision(
-                id=d["id"],
-                short_id=d["short_id"],
-                action=d["action"],
-                target=d["target"],
-                reason=d["reason"],
-                actor=d["actor"],
-                at=datetime.fromisoformat(d["at"]),
-                reverted_by=d["reverted_by"],
-            )
-            for d in found["decisions"]
-        ]
+        return [Decision.from_json(d) for d in found["decisions"]]
 
     @field("Consolidation status and the latest passes.")
     async def consolidation(self, info: Ctx, history: int = 20) -> Consolidation:

@@ -7,8 +7,9 @@ resolved through the request's dataloaders (:mod:`kgmem.api.graphql_context`).
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from rdflib import Literal
@@ -30,7 +31,7 @@ from kgmem.memory import (
 if TYPE_CHECKING:
     from kgmem.api.graphql_entities import Entity
 
-__all__ = ["Claim", "Decision", "Evidence", "Memory", "Source"]
+__all__ = ["Claim", "Decision", "Evidence", "Memory", "RefusedDraft", "Source"]
 
 Ctx = Info[GraphContext, None]
 strawberry.enum(MemoryKind, name="MemoryKind")
@@ -128,16 +129,28 @@ class Claim:
     negated: bool
 
 
+@strawberry.type(description="The draft a refusal refused (its content is not kept).")
+class RefusedDraft:
+    title: str
+    kind: MemoryKind
+    hash: str = strawberry.field(description="SHA-256 of the draft as the gate read it")
+
+
 @strawberry.type(description="A decision of the write gate or the lifecycle.")
 class Decision:
     id: strawberry.ID
     short_id: str
     action: str
-    target: str
+    target: str | None = strawberry.field(
+        description="the memory it acted on; none for a refusal (action refuse)"
+    )
     reason: str
     actor: str
     at: datetime
     reverted_by: str | None
+    draft: RefusedDraft | None = strawberry.field(
+        default=None, description="a refusal's draft (title, kind, hash)"
+    )
 
     @classmethod
     def from_record(cls, r: DecisionRecord) -> Decision:
@@ -145,11 +158,32 @@ class Decision:
             id=strawberry.ID(str(r.iri)),
             short_id=short_id(r.iri),
             action=r.action.value,
-            target=str(r.target),
+            target=None if r.target is None else str(r.target),
             reason=r.reason,
             actor=r.actor,
             at=r.at,
             reverted_by=None if r.reverted_by is None else str(r.reverted_by),
+            draft=None if r.draft is None else RefusedDraft(**asdict(r.draft)),
+        )
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Decision:
+        """A decision as the decisions_feed tool returns it."""
+        draft = d.get("draft")
+        return cls(
+            id=d["id"],
+            short_id=d["short_id"],
+            action=d["action"],
+            target=d["target"],
+            reason=d["reason"],
+            actor=d["actor"],
+            at=datetime.fromisoformat(d["at"]),
+            reverted_by=d["reverted_by"],
+            draft=None
+            if draft is None
+            else RefusedDraft(
+                title=draft["title"], kind=MemoryKind(draft["kind"]), hash=draft["hash"]
+            ),
         )
 
 

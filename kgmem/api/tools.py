@@ -259,7 +259,8 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
             ),
             _tool(
                 "decisions_feed",
-                "Every decision the write gate and the lifecycle made, newest first.",
+                "Every decision the write gate and the lifecycle made, newest first; a "
+                "refused draft is one too (action refuse, no target, its title and why).",
                 obj(dict(_LIMIT)),
                 lambda s, p, raw: LimitArgs.parse(raw),
                 decisions_feed,

@@ -112,8 +112,10 @@ def show_decisions(records: list[DecisionRecord]) -> None:
         return
     for d in records:
         reverted = f"  [reverted by {short(d.reverted_by)}]" if d.reverted_by else ""
+        # a refusal acted on no memory: it names the draft it refused instead
+        what = short(d.target) if d.draft is None else f"draft {d.draft.title!r}"
         click.echo(
-            f"{short(d.iri)}  {_when(d.at)}  {d.action.value:<13}  {short(d.target)}"
+            f"{short(d.iri)}  {_when(d.at)}  {d.action.value:<13}  {what}"
             f"  {d.actor}: {d.reason}{reverted}"
         )
     click.echo(f"({len(records)} decisions)")

@@ -154,6 +154,31 @@ def test_draft_then_read_memory_evidence_source_history_and_entities(server: Api
         assert none["memories"] == {"nodes": [], "pageInfo": {"hasNextPage": False}}
 
 
+def test_a_refused_draft_is_one_decision_with_its_reasons(server: ApiServer) -> None:
+    with server.client("g-refuse") as c:
+        said(c, "r1", "My sister is Ada")
+        draft = {
+            "kind": "SEMANTIC",
+            "title": "Sister Lin",
+            "confidence": 0.9,
+            "claims": [{"subject": "I", "predicate": "schema:sibling", "object": "Lin"}],
+            "evidence": [{"source": "chat:r1#0", "quote": "My sister is Lin"}],
+        }
+        out = gql(c, DRAFT, drafts=[draft])["draftMemories"]
+        [item] = out["items"]
+        assert item["outcome"] == "refused" and item["memoryId"] is None
+        query = "{ decisions(first: 1000) { action target reason actor draft { title kind hash } }}"
+        [decision] = gql(c, query)["decisions"]
+        assert decision["action"] == "refuse" and decision["target"] is None
+        assert decision["reason"] == "; ".join(item["reasons"])
+        assert "does not occur verbatim" in decision["reason"]
+        assert decision["actor"] == "agent"
+        assert decision["draft"]["title"] == "Sister Lin"
+        assert decision["draft"]["kind"] == "SEMANTIC" and len(decision["draft"]["hash"]) == 64
+        listed = gql(c, "{ memories { nodes { id } } reviewInbox { id } }")
+        assert listed == {"memories": {"nodes": []}, "reviewInbox": []}
+
+
 ENTITY = """
 query($id: ID!) {
   entity(id: $id) {

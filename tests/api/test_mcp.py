@@ -121,6 +121,31 @@ def test_the_tools_write_find_cite_and_manage_over_http(app: Starlette, base: st
     assert [r.text for r in stored.values()] == ["prefers tea in the morning"]
 
 
+def test_a_refused_draft_is_a_decision_in_the_feed_tool(app: Starlette, base: str) -> None:
+    token = app.state.accounts.add("alice").token
+
+    async def work(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        message = {"chat": "c1", "turn": 0, "role": "user", "text": SAID}
+        await tool(client, "ingest_messages", {"messages": [message]})
+        invented = {
+            "kind": "semantic",
+            "title": "Lives in Porto",
+            "confidence": 0.9,
+            "evidence": [{"source": "chat:c1#0", "quote": "I moved to Porto in March"}],
+        }
+        drafted = await tool(client, "draft_memory", {"drafts": [invented]})
+        return drafted, await tool(client, "decisions_feed", {"limit": 1000})
+
+    drafted, feed = over_http(base, token, work)
+    [item] = drafted["items"]
+    assert item["outcome"] == "refused" and item["memory"] is None
+    [decision] = feed["decisions"]
+    assert decision["id"] == item["decision"] and decision["action"] == "refuse"
+    assert decision["target"] is None and decision["draft"]["title"] == "Lives in Porto"
+    assert decision["reason"] == "; ".join(item["reasons"]) and decision["reason"]
+    assert app.state.services.store.count(UserGraphs("alice").kg) == 0
+
+
 def test_bad_arguments_are_tool_errors_that_name_the_field(app: Starlette, base: str) -> None:
     token = app.state.accounts.add("alice").token
 

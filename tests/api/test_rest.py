@@ -80,6 +80,24 @@ def test_draft_then_list_and_get_show_it_by_short_id_and_encoded_iri(rest: ApiSe
         assert [d["action"] for d in shown["decisions"]] == ["create"]
 
 
+def test_a_refused_draft_is_one_decision_in_the_feed_and_no_memory(rest: ApiServer) -> None:
+    with rest.client("u-refuse") as c:
+        said(c, "r1", "I am allergic to peanuts")
+        invented = grounded("Allergic to shellfish", "r1", 0, "I am allergic to shellfish", "x")
+        [item] = drafted(c, invented)
+        assert item["outcome"] == "refused" and item["memory"] is None
+        [decision] = c.get("/api/decisions", params={"limit": 1000}).json()["decisions"]
+        assert decision["id"] == item["decision"]
+        assert decision["action"] == "refuse" and decision["target"] is None
+        assert "does not occur verbatim" in decision["reason"]
+        assert decision["reason"] == "; ".join(item["reasons"])
+        assert decision["draft"]["title"] == "Allergic to shellfish"
+        assert decision["draft"]["kind"] == "semantic" and len(decision["draft"]["hash"]) == 64
+        assert c.get("/api/memories").json()["memories"] == []
+        assert c.get("/api/review").json()["memories"] == []
+        assert search_ids(c, "shellfish") == []
+
+
 def test_messages_are_kept_once_and_a_changed_turn_is_refused(rest: ApiServer) -> None:
     with rest.client("u-msg") as c:
         turn = {"chat": "m1", "turn": 0, "role": "user", "text": "I live in Lyon"}
