@@ -28,6 +28,7 @@ fields, so callers can react to the fields and people can read the message::
     │   ├── UnknownMemory            (memory, reason)      no such memory or decision here
     │   ├── DecisionConflict         (decision, reason)    a revert the store no longer allows
     │   ├── LifecycleError           (memory, reason)      an action the memory's status forbids
+    │   │   └── UndeclaredTerms      (memory, terms)       approval needs vocabulary decided first
     │   ├── DraftInvalid             (item, field, reason) a draft field is malformed
     │   └── BatchSizeError           (size, maximum)       a batch outside 1..maximum drafts
     ├── OntologyError
@@ -136,6 +137,7 @@ __all__ = [
     "StoreOperationFailed",
     "TermCollision",
     "Unauthenticated",
+    "UndeclaredTerms",
     "UnknownMemory",
     "UnknownOntology",
     "UnknownQuery",
@@ -438,6 +440,21 @@ class LifecycleError(MemoryOperationError):
         self.memory = memory
         self.reason = reason
         super().__init__(f"{memory}: {reason}")
+
+
+class UndeclaredTerms(LifecycleError):
+    """A pending memory uses terms the user's ontology does not declare, and approving it
+    cannot declare them (a class, or a term outside the user's own namespace): they need a
+    vocabulary decision first. Nothing was changed."""
+
+    def __init__(self, memory: str, terms: tuple[str, ...]) -> None:
+        self.terms = terms
+        super().__init__(
+            memory,
+            "uses terms the user's ontology does not declare and approval cannot declare: "
+            + ", ".join(terms)
+            + "; decide them in the vocabulary first, or reject the memory",
+        )
 
 
 class SourceConflict(KgmemError):

@@ -199,7 +199,7 @@ def build_services(
     validation = ValidationService(store, queries, ontology)
     sources = SourceStore(store, queries, clock, policy=ShortMemoryPolicy.from_settings(settings))
     gate = WriteGate(store, queries, settings, clock, sources, ontology, validation)
-    lifecycle = Lifecycle(store, queries, clock, validation)
+    lifecycle = Lifecycle(store, queries, clock, validation, ontology=ontology)
     models = ModelSet.from_settings(settings)
     ports = PassPorts(ontology, validation, sources, gate, models)
     consolidation = Consolidation(store, queries, clock, settings, ports)

@@ -18,13 +18,14 @@ from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.errors import LifecycleError, UnknownMemory
+from kgmem.memory.adjudication import vocabulary_patch
 from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.records import MemoryRecord, read_memory, record_quads
 from kgmem.memory.strength import StrengthPolicy
-from kgmem.ontology import ValidationService
+from kgmem.ontology import DeclareProperty, DeltaPatch, OntologyService, ValidationService
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM
 
@@ -51,9 +52,11 @@ class Lifecycle:
         clock: Clock,
         validation: ValidationService,
         strength: StrengthPolicy | None = None,
+        *,
+        ontology: OntologyService,
     ) -> None:
         self._store, self._queries, self._clock = store, queries, clock
-        self._validation = validation
+        self._validation, self._ontology = validation, ontology
         self._strength = strength or StrengthPolicy()
         self._active = ActiveClaims(store, queries)
         self.decisions = Decisions(store, queries)
@@ -70,14 +73,25 @@ class Lifecycle:
     # -- the actions ---------------------------------------------------------------------
 
     def approve(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
+        """Activate a pending memory. One that waits for vocabulary has its terms decided
+        first (see :mod:`kgmem.memory.adjudication`): declared in the user's schema delta in
+        the same commit, or the approval is refused with :class:`UndeclaredTerms`."""
+        record = self.get(uid, memory)
+        patch = None
+        if record.status is MemoryStatus.PENDING:
+            effective = self._ontology.effective(uid)
+            patch = vocabulary_patch(uid, record, effective, self._clock.now())
+        ops = () if patch is None else patch.ops
+        declared = [op.name for op in ops if isinstance(op, DeclareProperty)]
         return self._move(
             uid,
             memory,
             Action.ACTIVATE,
             actor,
             {MemoryStatus.PENDING},
-            lambda r: replace(r, status=MemoryStatus.ACTIVE),
-            "approved",
+            lambda r: replace(r, status=MemoryStatus.ACTIVE, needs_terms=()),
+            "approved" + (f"; declared {', '.join(declared)}" if declared else ""),
+            delta=patch,
         )
 
     def reject(self, uid: str, memory: URIRef, actor: str = "person") -> URIRef:
@@ -259,7 +273,11 @@ class Lifecycle:
         reason: str,
         *,
         extra_add: Sequence[Quad] = (),
+        delta: DeltaPatch | None = None,
     ) -> URIRef:
+        """``delta``: schema-delta declarations the change needs, validated with it and
+        committed with it, but kept out of the decision: the terms are the user's vocabulary,
+        which reverting the decision leaves alone."""
         with self._store.transaction() as tx:
             old = self.get(uid, memory)
             if allowed is not None and old.status not in allowed:
@@ -277,16 +295,19 @@ class Lifecycle:
                 remove += retired_facts(self._active, uid, memory, old.claims, kg)
             net = net_change(self._store, add, remove)
             if new.status in _LIVE and old.status not in _LIVE:
-                self._check(uid, memory, net)
+                self._check(uid, memory, net, delta)
             decision, quads = self.decisions.record(
                 uid, action, memory, net, reason, actor, self._clock.now()
             )
-            tx.add(*net.add, *quads)
+            schema = () if delta is None else self._ontology.plan_delta(uid, delta).quads
+            tx.add(*net.add, *quads, *schema)
             tx.remove(*net.remove)
+        if schema:
+            self._ontology.invalidate(uid)
         return decision
 
-    def _check(self, uid: str, memory: URIRef, change: Changeset) -> None:
-        report = self._validation.validate(uid, change)
+    def _check(self, uid: str, memory: URIRef, change: Changeset, delta: DeltaPatch | None) -> None:
+        report = self._validation.validate(uid, change, delta)
         if not report.conforms:
             raise LifecycleError(
                 str(memory),

@@ -98,6 +98,22 @@ def test_a_refused_draft_is_one_decision_in_the_feed_and_no_memory(rest: ApiServ
         assert search_ids(c, "shellfish") == []
 
 
+def test_approving_a_memory_waiting_for_vocabulary_is_refused_naming_it(rest: ApiServer) -> None:
+    with rest.client("u-terms") as c:
+        said(c, "t1", "I climb at Crux")
+        draft = grounded("Climbs at Crux", "t1", 0, "I climb at Crux", "Crux")
+        draft["claims"][0]["predicate"] = "kgm:climbsAt"
+        [item] = drafted(c, draft)
+        assert item["outcome"] == "pending", item
+        short = item["memory"].rsplit("/", 1)[1]
+        answer = c.post(f"/api/review/{short}/approve")
+        assert answer.status_code == 409, answer.text
+        error = answer.json()["error"]
+        assert error["code"] == "conflict"
+        assert "https://w3id.org/kgmem/ns#climbsAt" in error["message"]
+        assert c.get(f"/api/memories/{short}").json()["status"] == "pending"
+
+
 def test_messages_are_kept_once_and_a_changed_turn_is_refused(rest: ApiServer) -> None:
     with rest.client("u-msg") as c:
         turn = {"chat": "m1", "turn": 0, "role": "user", "text": "I live in Lyon"}

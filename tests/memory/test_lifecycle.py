@@ -11,13 +11,15 @@ from hypothesis import strategies as st
 from rdflib import URIRef
 
 from kgmem.config import load_settings
-from kgmem.errors import DecisionConflict, LifecycleError, UnknownMemory
+from kgmem.errors import DecisionConflict, LifecycleError, UndeclaredTerms, UnknownMemory
+from kgmem.memory.decisions import Action
 from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Outcome, WriteMode
 from kgmem.memory.lifecycle import Verdict
 from kgmem.memory.model import MemoryStatus
+from kgmem.ontology import TermKind, delta_term
 from kgmem.store import OxigraphStore, Quad, QueryRegistry
-from kgmem.vocab import KGM, SDO
+from kgmem.vocab import KGM, OWL, RDF, SDO
 from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
 
 QUERIES = QueryRegistry.load()
@@ -255,3 +257,73 @@ def test_use_strengthens_without_a_decision(world: World) -> None:
     assert record.use_count == 1 and record.last_used_at == NOW + timedelta(days=30)
     assert record.strength == pytest.approx(0.6)  # decayed to 0.5, then +0.1 for the use
     assert len(world.gate.decisions.feed("alice")) == decisions
+
+
+# -- approving a memory that waits for vocabulary -----------------------------------------
+
+
+def climbs(world: World, predicate: str) -> URIRef:
+    """A pending memory that waits for ``predicate``, a term no ontology declares."""
+    msg = world.say("user", "I climb at Crux every Tuesday.")
+    draft = {
+        "kind": "semantic",
+        "title": "Climbs at Crux",
+        "confidence": 0.9,
+        "claims": [{"subject": "I", "predicate": predicate, "object": "Crux"}],
+        "evidence": [{"source": msg, "quote": "I climb at Crux"}],
+    }
+    [item] = world.draft(draft)
+    assert item.outcome is Outcome.PENDING and item.needs_terms == (URIRef(predicate),)
+    return item.memory  # type: ignore[return-value]
+
+
+def undeclared_in_active_claims(world: World) -> set[URIRef]:
+    effective = world.gate._ontology.effective("alice")
+    found = set()
+    for quad in world.store.quads(ALICE.kg, None, KGM.status, MemoryStatus.ACTIVE.iri):
+        memory = world.memory(quad.subject)  # type: ignore[arg-type]
+        for claim in memory.claims:
+            if effective.info(claim.predicate).kind not in (TermKind.PROPERTY, TermKind.CLASS):
+                found.add(claim.predicate)
+    return found
+
+
+def test_approving_a_memory_needing_a_foreign_term_is_refused_naming_it(world: World) -> None:
+    memory = climbs(world, str(KGM.climbsAt))
+    before, feed = user_quads(world), world.lifecycle.decisions.feed("alice")
+    with pytest.raises(UndeclaredTerms) as refused:
+        world.lifecycle.approve("alice", memory)
+    assert refused.value.terms == (str(KGM.climbsAt),)
+    assert str(KGM.climbsAt) in str(refused.value)
+    assert world.memory(memory).status is MemoryStatus.PENDING
+    assert user_quads(world) == before and world.lifecycle.decisions.feed("alice") == feed
+    assert undeclared_in_active_claims(world) == set()
+
+
+def test_approving_a_memory_needing_its_own_term_declares_it_then_activates(
+    world: World,
+) -> None:
+    term = delta_term("alice", "climbsAt")
+    memory = climbs(world, str(term))
+    decision = world.lifecycle.approve("alice", memory)
+    record = world.memory(memory)
+    assert record.status is MemoryStatus.ACTIVE and record.needs_terms == ()
+    info = world.gate._ontology.effective("alice").info(term)
+    assert info.kind is TermKind.PROPERTY and info.label == "climbs at"
+    assert list(world.store.quads(ALICE.schema, term, RDF.type, OWL.ObjectProperty))
+    changes = list(world.store.quads(ALICE.schema, None, KGM.changedTerm, term))
+    [proposer] = world.store.quads(ALICE.schema, changes[0].subject, KGM.proposedBy)
+    assert str(proposer.object) == "user:alice"
+    assert list(world.store.quads(ALICE.kg, self_entity("alice"), term))  # the fact is live
+    history = world.lifecycle.decisions.history("alice", [memory])
+    [approved] = [d for d in history if d.iri == decision]
+    assert approved.action is Action.ACTIVATE and approved.reason == "approved; declared climbsAt"
+    assert undeclared_in_active_claims(world) == set()
+    # reverting the approval puts the memory back in the inbox; the vocabulary stays
+    world.lifecycle.revert("alice", decision)
+    assert world.memory(memory).status is MemoryStatus.PENDING
+    assert world.memory(memory).needs_terms == (term,)
+    assert world.gate._ontology.effective("alice").info(term).kind is TermKind.PROPERTY
+    world.lifecycle.approve("alice", memory)  # the term is declared: nothing more to decide
+    assert world.memory(memory).status is MemoryStatus.ACTIVE
+    assert len(list(world.store.quads(ALICE.schema, term, RDF.type, OWL.ObjectProperty))) == 1

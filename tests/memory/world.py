@@ -56,7 +56,7 @@ class World:
             ),
         )
         validation = ValidationService(store, queries, ontology)
-        self.lifecycle = Lifecycle(store, queries, self.clock, validation)
+        self.lifecycle = Lifecycle(store, queries, self.clock, validation, ontology=ontology)
         self.gate = WriteGate(
             store,
             queries,
