@@ -150,17 +150,27 @@ class WriteGate:
             tx.remove(*change.remove)
             tx.add(*change.add)
             results = [
-                self._refusal(uid, d, w.result, actor, tx)
+                self.refusal(uid, d, w.result, actor, tx)
                 for d, w in zip(drafts, works, strict=True)
             ]
         return BatchResult(tuple(results))
 
-    def _refusal(
-        self, uid: str, draft: DraftMemory, result: ItemResult, actor: Actor, tx: Transaction
+    def refusal(
+        self,
+        uid: str,
+        draft: DraftMemory,
+        result: ItemResult,
+        actor: Actor,
+        tx: Transaction,
+        *,
+        once: bool = False,
     ) -> ItemResult:
-        """``result``, and if it refuses ``draft``, its refusal recorded in the decisions
-        feed (once per draft, whatever was decided again on the way)."""
+        """``result``, and if it refuses ``draft``, its refusal added to ``tx`` for the
+        decisions feed. ``once``: not if this very draft was refused before (a periodic job
+        derives the same draft each run)."""
         if result.outcome is not Outcome.REFUSED:
+            return result
+        if once and self.decisions.refused_before(uid, draft):
             return result
         decision, quads = self.decisions.refusal(
             uid, draft, result.reasons, actor.value, self._clock.now()

@@ -20,7 +20,7 @@ from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.reconcile import Reconciled, pass_delta
 from kgmem.pipeline.stages import CommitPlan, PassContext, PassState, StageName
 from kgmem.pipeline.validate import Validated, changeset_of
-from kgmem.store import Changeset, Quad
+from kgmem.store import Changeset, Quad, from_nquads
 from kgmem.vocab import RDF
 
 __all__ = ["PassCommitStage"]
@@ -37,6 +37,8 @@ class PassCommitStage:
         reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE) or {})
         change = changeset_of(validated.accepted)
         add = list(change.add)
+        # the refused drafts' decisions: in the feed with the pass, like the gate's
+        add += from_nquads(reconciled.refusals) + from_nquads(validated.refusals)
         patch = pass_delta(ctx.uid, state, validated.delta_at)
         if patch is not None:
             add += self._ports.ontology.plan_delta(ctx.uid, patch).quads

@@ -173,7 +173,11 @@ class DerivationWriter:
             work = self._decide(uid, draft, derivation, refresh)
             work = self._ports.gate.validated(uid, 0, work)
             if work.result.outcome is Outcome.REFUSED:
-                return Written(work.result)
+                # in the feed once: each run derives the same draft again
+                gate = self._ports.gate
+                return Written(
+                    gate.refusal(uid, draft, work.result, Actor.CONSOLIDATION, tx, once=True)
+                )
             tx.add(*work.change_add)
             tx.remove(*work.change_remove)
         memory = work.result.memory

@@ -5,7 +5,9 @@ planning, DISCARD/MERGE/CREATE, contradictions (supersede, quarantine, weaken), 
 write mode — with the pass's entity bindings (:class:`~kgmem.pipeline.resolve.PassResolver`),
 the ontology as the pass's schema delta will make it, and the terms assemble deferred (such a
 memory waits as pending with its vocabulary proposal). Nothing is written: each draft's
-change travels to validate and commit as N-Quads.
+change travels to validate and commit as N-Quads. A refused draft is dropped with its
+reasons and, as at the foreground gate, its refusal is a decision in the feed (written at
+commit, with the pass).
 
 Drafts of one pass are decided against the same store, so two of them must not change the
 same thing: a draft that would create a claim another draft of the pass creates, or change
@@ -15,7 +17,7 @@ next pass against what this one committed (where it folds in as DISCARD or MERGE
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -23,6 +25,7 @@ from rdflib import URIRef
 
 from kgmem.errors import OntologyError
 from kgmem.memory.decider import Actor, Outcome, Work
+from kgmem.memory.decisions import Decisions
 from kgmem.ontology import DeltaPatch, EffectiveOntology
 from kgmem.pipeline.assemble import delta_patch
 from kgmem.pipeline.ports import PassPorts
@@ -32,7 +35,7 @@ from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist, worklist
 from kgmem.store import Quad, to_nquads
 from kgmem.vocab import KGM
 
-__all__ = ["Decided", "ReconcileStage", "Reconciled", "pass_delta"]
+__all__ = ["Decided", "ReconcileStage", "Reconciled", "pass_delta", "refusal_quads"]
 
 
 class _Model(BaseModel):
@@ -57,6 +60,8 @@ class Reconciled(_Model):
     deferred: tuple[PassDraft, ...] = ()  # queued again at commit
     dropped: tuple[Dropped, ...] = ()
     notes: tuple[Dropped, ...] = ()  # why a draft was decided without the pass's delta
+    #: the refused drafts' decisions for the feed (N-Quads), written at commit
+    refusals: str = ""
     delta_at: datetime | None = None  # the schema delta's time (it names its records)
 
     def to_json(self) -> JsonValue:
@@ -89,6 +94,7 @@ class ReconcileStage:
         claims: set[str] = set()
         removed: set[Quad] = set()
         changed: set[URIRef] = set()
+        refusals: list[Quad] = []
         for index, entry in enumerate(work.drafts):
             result = gate.decide(
                 ctx.uid,
@@ -103,6 +109,7 @@ class ReconcileStage:
             )
             if result.result.outcome is Outcome.REFUSED:
                 dropped.append(_refused(entry.key, result))
+                refusals += refusal_quads(ctx, entry, result.result.reasons)
                 continue
             keys, touches = _claim_keys(result.change_add), _touched(result)
             if keys & claims or touches & changed or removed & set(result.change_remove):
@@ -118,6 +125,7 @@ class ReconcileStage:
             dropped=tuple(dropped),
             notes=tuple(notes),
             delta_at=at if patch is not None and effective is not None else None,
+            refusals=to_nquads(refusals),
         )
         return state.with_output(self.name, out.to_json())
 
@@ -137,6 +145,20 @@ class ReconcileStage:
                 Dropped(key=k, stage=self.name, code="schema", message=why) for k in users
             ]
         return effective, []
+
+
+def refusal_quads(ctx: PassContext, entry: PassDraft, reasons: Sequence[str]) -> list[Quad]:
+    """The decision refusing ``entry``'s draft in this pass, as the foreground gate records
+    one (once per refused draft; the checkpoint keeps it, so a resumed pass adds no other)."""
+    decisions = Decisions(ctx.store, ctx.queries)
+    return decisions.refusal(
+        ctx.uid,
+        entry.draft,
+        reasons,
+        Actor.CONSOLIDATION.value,
+        ctx.clock.now(),
+        in_pass=ctx.pass_iri,
+    )[1]
 
 
 def _refused(key: str, work: Work) -> Dropped:

@@ -7,7 +7,8 @@ the drafts whose change wrote its focus node. Where a deterministic repair exist
 and recorded (an entity the pass typed with two disjoint classes keeps only the types it
 had before); otherwise those drafts are rejected with the violation's message. The rest is
 validated again, so what reaches commit conforms as a whole. A refused delta rejects the
-drafts that use its terms (the next pass may decide them anew).
+drafts that use its terms (the next pass may decide them anew). Each rejected draft's
+refusal is a decision in the feed, written at commit.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from rdflib.term import Node
 
 from kgmem.ontology import Violation, ViolationKind, is_delta_term
 from kgmem.pipeline.ports import PassPorts
-from kgmem.pipeline.reconcile import Decided, Reconciled, pass_delta
+from kgmem.pipeline.reconcile import Decided, Reconciled, pass_delta, refusal_quads
 from kgmem.pipeline.stages import PassContext, PassState, StageName
-from kgmem.pipeline.worklist import Dropped
+from kgmem.pipeline.worklist import Dropped, worklist
 from kgmem.store import Changeset, from_nquads, to_nquads
 from kgmem.vocab import RDF
 
@@ -37,6 +38,8 @@ class Validated(BaseModel):
     rejected: tuple[Dropped, ...] = ()
     repaired: tuple[Dropped, ...] = ()  # drafts accepted after a deterministic repair
     delta_at: datetime | None = None  # None: the pass writes no schema delta
+    #: the rejected drafts' refusal decisions for the feed (N-Quads), written at commit
+    refusals: str = ""
 
     def to_json(self) -> JsonValue:
         value: JsonValue = self.model_dump(mode="json")
@@ -91,11 +94,19 @@ class ValidateStage:
                         Dropped(key=decided.key, stage=self.name, code="invalid", message=message)
                     )
             accepted = [d for d in accepted if d.key not in culprits]
+        drafts = worklist(state, StageName.RECONCILE) if rejected else None
+        refusals = [
+            q
+            for r in rejected
+            if drafts is not None
+            for q in refusal_quads(ctx, drafts.draft(r.key), (r.message,))
+        ]
         out = Validated(
             accepted=tuple(accepted),
             rejected=tuple(rejected),
             repaired=tuple(repairs),
             delta_at=at,
+            refusals=to_nquads(refusals),
         )
         return state.with_output(self.name, out.to_json())
 

@@ -11,7 +11,7 @@ from rdflib.namespace import XSD
 from kgmem.errors import BatchSizeError, DecisionConflict, DraftInvalid
 from kgmem.memory.decisions import Action, draft_hash
 from kgmem.memory.entities import self_entity
-from kgmem.memory.gate import Actor, Outcome, WriteMode
+from kgmem.memory.gate import Actor, ItemResult, Outcome, WriteMode
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.store import Changeset, RdfFormat, shapes_graph
@@ -492,3 +492,16 @@ def test_restating_a_procedure_with_new_steps_replaces_them_and_adds_triggers(
     assert memory.triggers == ("month end", "on Fridays")
     world.lifecycle.revert("alice", again.decision)
     assert world.memory(created.memory).steps == tuple(steps)
+
+
+def test_a_periodic_refusal_is_recorded_once_per_draft(world: World) -> None:
+    msg = world.say("user", "I work at Acme.")
+    [draft] = world.gate.parse([works_at(msg, "Globex")])
+    refused = ItemResult(0, Outcome.REFUSED, reasons=("not grounded",))
+    recorded = []
+    for _ in range(3):  # a periodic job derives the same draft each run
+        with world.store.transaction() as tx:
+            result = world.gate.refusal("alice", draft, refused, Actor.CONSOLIDATION, tx, once=True)
+        recorded.append(result.decision)
+    [decision] = world.gate.decisions.feed("alice")
+    assert recorded == [decision.iri, None, None] and decision.actor == "consolidation"

@@ -15,6 +15,7 @@ from rdflib import Literal
 
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
+from kgmem.memory import Action, MessageIn, Outcome
 from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryStatus
 from kgmem.pipeline import ExtractClaims, PassStatus, StageName
@@ -208,3 +209,43 @@ def test_validate_repairs_an_entity_typed_with_disjoint_classes(
     assert types_of(services, mercury) == set()  # neither of two contradicting types
     [memory] = memories(services).values()
     assert memory.status is MemoryStatus.ACTIVE
+
+
+def test_a_draft_the_pass_refuses_is_one_decision_in_the_feed(
+    services: Services, clock: FixedClock
+) -> None:
+    pipeline = consolidation(services, None)
+    message = MessageIn(
+        chat="c1", turn=0, role="user", text="I love hiking in the Alps.", speaker="Nora Lind"
+    )
+    said = str(services.sources.ingest_message(UID, message).iri)
+    known = {
+        "kind": "semantic",
+        "title": "Nora Lind loves hiking",
+        "confidence": 0.9,
+        "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "hiking"}],
+        "entities": [{"name": "Nora Lind", "types": ["schema:Person"]}],
+        "evidence": [{"source": said, "quote": "I love hiking"}],
+    }
+    [person] = services.gate.draft(UID, [known]).items
+    assert person.outcome is Outcome.ACTIVE
+    as_org = {  # the speaker of the cited message, typed as an organization: a clash
+        **known,
+        "title": "Nora Lind is in the Alps",
+        "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "Alps"}],
+        "entities": [{"name": "Nora Lind", "types": ["schema:Organization"]}],
+        "evidence": [{"source": said, "quote": "I love hiking in the Alps"}],
+    }
+    pipeline.queue(UID, [as_org])
+    [done] = pipeline.consolidate(UID)
+    assert done.status is PassStatus.COMMITTED, done.error
+    state = pipeline.checkpoints.state(UID, done.pass_id)
+    [dropped] = Reconciled.model_validate(state.output(StageName.RECONCILE)).dropped
+    assert dropped.code == "disjoint"
+    refusals = [d for d in services.gate.decisions.feed(UID, 1000) if d.action is Action.REFUSE]
+    [refusal] = refusals
+    assert refusal.target is None and refusal.actor == "consolidation"
+    assert refusal.reason == dropped.message
+    assert refusal.draft is not None and refusal.draft.title == "Nora Lind is in the Alps"
+    assert list(services.store.quads(G.ops, refusal.iri, KGM.inPass))
+    assert "Nora Lind is in the Alps" not in memories(services)
