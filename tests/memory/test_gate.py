@@ -466,10 +466,11 @@ def test_archiving_and_reverting_a_procedure_keep_and_remove_its_steps(world: Wo
 
 def test_a_procedure_without_a_usable_quote_is_refused_whatever_its_steps(world: World) -> None:
     msg = world.say("user", "When you book my flights, always pick an aisle seat.")
-    before = world.store.count()
+    before = world.memory_count()
     [item] = world.draft(_procedure(msg, evidence=[{"source": msg, "quote": "pay with cash"}]))
     assert item.outcome is Outcome.REFUSED
-    assert world.store.count() == before
+    assert world.memory_count() == before  # the refusal is a decision in ops, nothing else
+    assert list(world.store.quads(ALICE.kg, None, KGM.instruction)) == []
 
 
 def test_restating_a_procedure_with_new_steps_replaces_them_and_adds_triggers(
