@@ -208,7 +208,7 @@ def test_queued_drafts_wait_for_consolidate(home: Path, tmp_path: Path) -> None:
     )
 
 
-SEATS = "Always pick an aisle seat for me, and pay with the work card."
+SEATS = "Open the seat map, always pick an aisle seat for me, and pay with the work card."
 STEPS = ["Open the seat map", "Pick an aisle seat", "Pay with the work card"]
 
 
@@ -225,7 +225,7 @@ def procedure(**extra: Any) -> dict[str, Any]:
         "confidence": 0.9,
         "steps": STEPS,
         "triggers": ["when booking a flight"],
-        "evidence": [{"source": str(msg(0)), "quote": "Always pick an aisle seat"}],
+        "evidence": [{"source": str(msg(0)), "quote": SEATS.rstrip(".")}],
         **extra,
     }
 

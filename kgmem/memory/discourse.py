@@ -91,6 +91,7 @@ class Ref:
     group: bool = False  # "they": it refers to every candidate at once
     subject: bool = True  # it can be a clause's subject (not "my", "her", "them")
     persons: tuple[bool, ...] = ()  # whether each candidate is known to be a person
+    ids: tuple[int, ...] = ()  # each candidate's referent, as the discourse knows it
 
     @property
     def resolved(self) -> bool:
@@ -721,7 +722,17 @@ class Discourse:
             found = {self._root(e) for k in keys for e in self._partial(k)}
         if len(found) != 1:
             return None
-        entity = found.pop()
+        return self._identity(found.pop(), term)
+
+    def identity_of(self, ref: Ref, term: str) -> Identity | None:
+        """Whom a resolved referring expression means ("My brother Arjun": the brother, of
+        the chat's two Arjuns)."""
+        if not ref.resolved or not ref.ids:
+            return None
+        entity = next((e for e in self._live() if id(e) == ref.ids[0]), None)
+        return None if entity is None else self._identity(entity, term)
+
+    def _identity(self, entity: _Entity, term: str) -> Identity:
         order = list(self._surface)
 
         def rank(n: Key) -> tuple[bool, bool, int, int]:
@@ -759,6 +770,7 @@ class Discourse:
             mention.group,
             mention.subject,
             tuple(o.kind is Kind.PERSON for o in owners),
+            tuple(id(o) for o in owners),
         )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "explicit_mismatches",
     "is_denial",
     "mentions",
+    "refers_to",
     "related_mismatches",
 ]
 
@@ -292,6 +293,11 @@ def _refers(
     if not any(hits):
         return False
     return True if ref.resolved or ref.group else None
+
+
+def refers_to(ref: Ref, term: str, book: NameBook, reading: Reading) -> bool:
+    """Whether ``ref`` surely refers to the claim name ``term`` (resolved, not a doubt)."""
+    return _refers(ref, book.resolve(term), term, reading.discourse.keys()) is True
 
 
 def _who(ref: Ref) -> str:

@@ -39,9 +39,18 @@ from kgmem.memory.grounding import (
     GroundingResult,
     Refusal,
     ground_claim,
+    unstated_numbers,
+    unstated_steps,
 )
 from kgmem.memory.ids import NodeKind, new_node
-from kgmem.memory.model import Authority, ClaimDraft, DraftMemory, SourceRecord, SourceType
+from kgmem.memory.model import (
+    Authority,
+    ClaimDraft,
+    DraftMemory,
+    SourceRecord,
+    SourceType,
+    SupportKind,
+)
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
 from kgmem.memory.records import ClaimRecord, EvidenceRecord
 from kgmem.memory.surface import analyse, date_value, locate_quote, phrase
@@ -268,6 +277,19 @@ def _ground_unstructured(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) 
         if plan.authority is None or rank(authority, ctx.order) > rank(plan.authority, ctx.order):
             plan.authority = authority
     plan.may_auto_activate = plan.authority not in (None, Authority.AGENT)
+    explicit = all(e.support is SupportKind.EXPLICIT for e in draft.evidence)
+    if draft.steps and plan.evidence and explicit:
+        # the steps are claims too: each must be what the quotes say, in their words' order
+        # ("one coat of primer" is no evidence for "two coats of primer")
+        quotes = [e.quote for e in plan.evidence if e.quote]
+        for index in unstated_steps(draft.steps, quotes):
+            why = f"steps[{index}]: {draft.steps[index]!r} is not stated by the quotes"
+            plan.refusals.append(why)
+        for index in unstated_numbers(draft.triggers, quotes):
+            why = f"triggers[{index}]: {draft.triggers[index]!r} names a number no quote states"
+            plan.refusals.append(why)
+        if plan.refusals:
+            plan.evidence.clear()
 
 
 def _entity_types(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> dict[str, list[URIRef]]:

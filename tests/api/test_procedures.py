@@ -22,10 +22,12 @@ from tests.api.test_graphql import INGEST as GQL_INGEST
 from tests.api.test_graphql import gql
 from tests.api.test_mcp import over_http, tool
 
-SAID = "Always pick an aisle seat for me, and pay with the work card."
+SAID = "Open the seat map, always pick an aisle seat for me, and pay with the work card."
+QUOTE = "Open the seat map, always pick an aisle seat for me, and pay with the work card"
 STEPS = ["Open the seat map", "Pick an aisle seat", "Pay with the work card"]
 TRIGGERS = ["when booking a flight"]
 # No word of the task is in the title, the steps or the quote: only the trigger says it.
+# The quote states every step: a step no quote states is an invented one, refused (#23 i).
 TASK = "book a flight to Oslo"
 
 
@@ -42,7 +44,7 @@ def procedure(chat: str, **extra: Any) -> dict[str, Any]:
         "confidence": 0.9,
         "steps": STEPS,
         "triggers": TRIGGERS,
-        "evidence": [{"source": f"chat:{chat}#0", "quote": "Always pick an aisle seat"}],
+        "evidence": [{"source": f"chat:{chat}#0", "quote": QUOTE}],
         **extra,
     }
 

@@ -437,13 +437,17 @@ def _procedure(msg: str, **extra: object) -> dict[str, object]:
         "confidence": 0.9,
         "steps": ["Open the seat map", "Pick an aisle seat", "Pay with the work card"],
         "triggers": ["when booking a flight", "when booking a flight"],
-        "evidence": [{"source": msg, "quote": "always pick an aisle seat"}],
+        "evidence": [{"source": msg, "quote": SEAT_STEPS}],
         **extra,
     }
 
 
+SEAT_STEPS = "open the seat map, always pick an aisle seat and pay with the work card"
+SEAT_SAID = f"When you book my flights, {SEAT_STEPS}."
+
+
 def test_a_procedures_steps_and_triggers_are_stored_in_order(world: World) -> None:
-    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    msg = world.say("user", SEAT_SAID)
     [item] = world.draft(_procedure(msg))
     assert item.outcome is Outcome.ACTIVE, item.reasons
     memory = world.memory(item.memory)
@@ -454,7 +458,7 @@ def test_a_procedures_steps_and_triggers_are_stored_in_order(world: World) -> No
 
 
 def test_archiving_and_reverting_a_procedure_keep_and_remove_its_steps(world: World) -> None:
-    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    msg = world.say("user", SEAT_SAID)
     [item] = world.draft(_procedure(msg))
     archived = world.lifecycle.archive("alice", item.memory)
     assert world.memory(item.memory).steps[0] == "Open the seat map"
@@ -465,7 +469,7 @@ def test_archiving_and_reverting_a_procedure_keep_and_remove_its_steps(world: Wo
 
 
 def test_a_procedure_without_a_usable_quote_is_refused_whatever_its_steps(world: World) -> None:
-    msg = world.say("user", "When you book my flights, always pick an aisle seat.")
+    msg = world.say("user", SEAT_SAID)
     before = world.memory_count()
     [item] = world.draft(_procedure(msg, evidence=[{"source": msg, "quote": "pay with cash"}]))
     assert item.outcome is Outcome.REFUSED
@@ -506,3 +510,12 @@ def test_a_periodic_refusal_is_recorded_once_per_draft(world: World) -> None:
         recorded.append(result.decision)
     [decision] = world.gate.decisions.feed("alice")
     assert recorded == [decision.iri, None, None] and decision.actor == "consolidation"
+
+
+def test_a_procedure_with_a_step_no_quote_states_is_refused(world: World) -> None:
+    msg = world.say("user", SEAT_SAID)
+    invented = ["Open the seat map", "Pick a window seat", "Pay with the work card"]
+    [item] = world.draft(_procedure(msg, steps=invented))
+    assert item.outcome is Outcome.REFUSED
+    assert any("steps[1]" in r for r in item.reasons)
+    assert list(world.store.quads(ALICE.kg, None, KGM.instruction)) == []

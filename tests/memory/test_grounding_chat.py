@@ -285,3 +285,27 @@ def test_a_company_is_found_without_its_legal_form() -> None:
     assert key_variants("Quillon Data Ltd.")[-1] == key_variants("Quillon Data")[0]
     assert key_variants("Molinos del Sur S.L.")[-1] == key_variants("Molinos del Sur Ltd")[-1]
     assert key_variants("Ana Ruiz") == ("ana ruiz",)
+
+
+# -- i. a procedure's steps are claims too -----------------------------------------------
+
+DEPLOY = (
+    "1. merge to main, 2. wait for the CI build to go green, 3. run make release to tag it, "
+    "4. approve the canary in Spinnaker, 5. watch the error dashboard for 15 minutes"
+)
+
+
+def test_steps_must_be_what_the_quotes_say_in_order() -> None:
+    from kgmem.memory.grounding import unstated_numbers, unstated_steps
+
+    steps = ["merge to main", "wait for the CI build to go green", "run make release to tag it"]
+    assert unstated_steps([*steps, "watch the error dashboard for 15 minutes"], [DEPLOY]) == []
+    # a changed number (the quote's own "5." numbering is no "5 minutes"), an invented step
+    assert unstated_steps(["watch the error dashboard for 5 minutes"], [DEPLOY]) == [0]
+    assert unstated_steps(["merge to main", "email the CTO"], [DEPLOY]) == [1]
+    paint = "fill the cracks, sand everything, wipe it down, then one coat of primer"
+    assert unstated_steps(["fill the cracks", "one coat of primer"], [paint]) == []
+    assert unstated_steps(["two coats of primer"], [paint]) == [0]
+    rollback = "if the canary error rate goes above 2%, hit rollback in Spinnaker"
+    assert unstated_numbers(["the canary error rate goes above 2%", "deploying"], [rollback]) == []
+    assert unstated_numbers(["the error rate goes above 5%"], [rollback]) == [0]
