@@ -14,13 +14,13 @@ from kgmem.memory.entities import key_variants
 from kgmem.memory.grounding import GroundingContext, GroundingResult, RefusalCode, ground_claim
 from kgmem.memory.model import (
     Authority,
-    ClaimDraft,
     EvidenceDraft,
     Role,
     SourceRecord,
     SourceType,
 )
 from kgmem.memory.surface import analyse
+from tests.memory.test_grounding import claim
 
 R = RefusalCode
 _ids = count()
@@ -61,9 +61,7 @@ def ground(
 ) -> GroundingResult:
     """``subject predicate value/obj`` citing ``(turn, quote)`` items of ``chat``, with the
     whole chat as each cited message's history (as the gate reads it)."""
-    claim = ClaimDraft(
-        subject=subject, predicate=predicate, value=value, object=obj, negated=negated
-    )
+    said = claim(subject, predicate, value, obj, negated)
     evidence = [EvidenceDraft(source=str(chat[t].iri), quote=q) for t, q in cited]
     sources = {str(r.iri): r for r in chat}
     previous = {r.iri: chat[r.turn - 1] for r in chat if r.turn}  # type: ignore[operator]
@@ -72,7 +70,7 @@ def ground(
         previous=previous,
         history={r.iri: tuple(chat) for r in chat},
     )
-    return ground_claim(claim, evidence, sources, ctx)
+    return ground_claim(said, evidence, sources, ctx)
 
 
 def codes(result: GroundingResult) -> list[RefusalCode]:
