@@ -5,15 +5,19 @@ The code that exists to catch a lying model. For each evidence item of a claim:
 1. the source must be one of the caller's (``sources`` holds only the caller's) and must not be
    a recall tool (memory_search, ...) nor a failed tool; the quote, stripped, must occur
    verbatim in its text (first occurrence, code-point span);
-2. ``explicit`` support: the quote must name the subject (by name, a known alias, or a pronoun
-   whose referent is known: "I" in a user message is its speaker, "you" in an assistant
-   message is the user) and the object/value, in the same sentence, with the claim's polarity
-   (a negation cue in the clause of the source around the value for a negated claim, none for a
-   positive one), and not as a question; ``derived``/``inferred`` support: the quote must name
-   the subject or the object/value, and is capped and labelled;
+2. ``explicit`` support: the quote must state the object/value and name the subject, in the
+   same sentence, with the claim's polarity (a negation cue before the value in its clause
+   for a negated claim, or a cue that something ended, "left", "no longer"; none for a
+   positive one), and not as a question. The subject is named by a name, an alias, or a
+   referring expression the chat around the quote resolves to it (:mod:`discourse`:
+   speakers and self-introductions, pronouns, first names, nicknames, descriptions); a
+   fragment may take it from its sentence, from the question it answers, or from its
+   speaker (:mod:`mentions`). ``derived``/``inferred`` support: the quote must name the
+   subject or the object/value, and is capped and labelled;
 3. a user message that opens with an affirmation ("yes", "that's right") confirms the agent
-   message right before it in the same chat (its last question, if it asks one): the agent
-   quote and the confirmation are both kept;
+   message right before it in the same chat (its last question, if it asks one; never an
+   either-or question): the agent's words and the confirmation are both kept, also when the
+   draft cites only the "yes";
 4. an assistant message grounds nothing alone: it needs another accepted item;
 5. authority is the source's, clamped by what the source is (an assistant message is agent, an
    agent-reported source is agent); only a non-agent item lets a claim auto-activate.

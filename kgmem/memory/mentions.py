@@ -1,11 +1,14 @@
 """Who and what a quote mentions: names, aliases, pronouns, values, polarity, affirmations.
 
-Built on :mod:`kgmem.memory.surface`. A claim term resolves to a *target*: a set of names (the
-term and, when it names a known entity, all of that entity's aliases) and whether it is the
-user. Pronouns resolve by who wrote the source (:class:`Voice`): "I" in a user message is its
-speaker, "I" in the user's own notes is the user, "you" in an assistant message is the user,
-and "the user" in anything not written by the user is the user. Nothing else resolves: "I" in
-an assistant message is the assistant, "he"/"she"/"they"/"we" are never resolved.
+Built on :mod:`kgmem.memory.surface` and :mod:`kgmem.memory.discourse`. A claim term
+resolves to a *target*: a set of names (the term and, when it names a known entity, all of
+that entity's aliases) and whether it is the user. A quote names the target when it says one
+of those names, or when a referring expression of it ("I", "she", "my brother", "Claire" for
+Claire Fontaine, a nickname) refers to the target in the chat around the quote (the
+:class:`Reading`). A fragment quote that names no subject takes the one its sentence names
+right before it, the one an assistant's question it answers names, or its speaker when it
+names no one. A referring expression with two possible referents, one of them the target, is
+ambiguous: refused with both, never a guess.
 """
 
 from __future__ import annotations
