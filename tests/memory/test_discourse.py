@@ -1,4 +1,4 @@
-"""Who a chat's words refer to (memory/discourse.py), read as a person reads the chat."""
+"""Who a chat's words refer to (memory/discourse/), read as a person reads the chat."""
 
 from __future__ import annotations
 
