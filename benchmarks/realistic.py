@@ -274,6 +274,7 @@ def main() -> None:
     parser.add_argument("--failures", type=int, default=3, help="wrong cases shown per row")
     parser.add_argument("--paths", default=",".join(PATHS), help="of " + ", ".join(PATHS))
     parser.add_argument("--dump", type=Path, help="write every case (JSON lines) and stop")
+    parser.add_argument("--only", default="", help="the cases whose id holds this text")
     args = parser.parse_args()
     paths = tuple(p.strip() for p in args.paths.split(",") if p.strip())
     if not paths or set(paths) - set(PATHS):
@@ -299,6 +300,9 @@ def main() -> None:
             f" {counts['paraphrase']} share no words with their turn; {len(found)} cases"
         )
         cases += found
+    if args.only:
+        cases = [c for c in cases if args.only in c["id"]]
+        print(f"only the {len(cases)} cases whose id holds {args.only!r}")
     if args.dump is not None:
         lines = [json.dumps(c, ensure_ascii=False) for c in cases]
         args.dump.write_text("".join(line + "\n" for line in lines))

@@ -48,12 +48,14 @@ from kgmem.memory.grounding_types import (
     RefusalCode,
 )
 from kgmem.memory.mentions import (
+    WH_WORDS,
     Reading,
     Voice,
     affirmation_span,
     explicit_mismatches,
     is_denial,
     mentions,
+    named_terms,
     refers_to,
     related_mismatches,
 )
@@ -66,7 +68,7 @@ from kgmem.memory.model import (
     SourceType,
     SupportKind,
 )
-from kgmem.memory.surface import Analysis, Token, analyse, find_phrase, locate_quote
+from kgmem.memory.surface import Analysis, Token, analyse, find_phrase, locate_quote, phrase
 
 __all__ = [
     "AUTHORITY_CONFIDENCE_CAPS",
@@ -218,10 +220,12 @@ def _check(
     texts: _Texts,
     span: tuple[int, int],
     ctx: GroundingContext,
+    supplied: Sequence[str] = (),
 ) -> tuple[_Problem, ...]:
     check = explicit_mismatches if ev.support is SupportKind.EXPLICIT else related_mismatches
     doc = texts.doc(rec.text)
-    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker, texts.reading(rec))
+    reading = texts.reading(rec)
+    found = check(claim, doc, span, ctx, _voice(rec), rec.speaker, reading, supplied)
     problems = tuple((RefusalCode(m.value), where, why) for m, where, why in found)
     if ev.support is SupportKind.EXPLICIT and not problems:
         problems = _opposite_predicate(claim, rec.text[span[0] : span[1]])
@@ -349,7 +353,65 @@ def _asked(agent: _Verdict) -> bool:
     return asked[0].start < agent.span[1] and agent.span[0] < asked[-1].end
 
 
-def _as_confirmation(v: _Verdict, agents: Sequence[_Verdict], ctx: GroundingContext) -> _Verdict:
+def _question(agent: SourceRecord, texts: _Texts) -> tuple[int, int] | None:
+    """The span of the last question an agent message asks (all of it when it asks none);
+    None for an either-or question ("Lyon or Geneva?" "Yes." picks neither)."""
+    doc = texts.doc(agent.text)
+    if not doc.tokens:
+        return None
+    asked = [t for t in doc.tokens if doc.questions and t.sentence == max(doc.questions)]
+    if any(t.norm == "or" for t in asked):
+        return None
+    return (asked[0].start, asked[-1].end) if asked else (0, len(agent.text))
+
+
+#: what a bare answer may say besides the answer ("Probably Dmitri.", "Oh, the colleague.")
+_ANSWER_FILLER = frozenset(
+    {"it's", "that's", "it", "is", "was", "the", "a", "an", "probably", "maybe", "i", "think",
+     "guess", "oh", "ha", "well", "um", "just", "still", "now", "actually", "that", "one"}
+)  # fmt: skip
+
+
+def _supplied(
+    v: _Verdict, agent: SourceRecord, claim: ClaimDraft, ctx: GroundingContext, texts: _Texts
+) -> tuple[str, ...] | None:
+    """The claim's terms a user's reply gives the agent question it answers, or None when
+    it completes no question: a confirmation names what the question leaves out ("...so
+    roughly end of March?" "Yes, that's *his* estimate."), a bare answer what a wh-question
+    asks ("Who's the tech lead on Payments Platform?" "Dmitri Volkov.")."""
+    rec, span = v.record, v.span
+    assert rec is not None and span is not None
+    doc = texts.doc(rec.text)
+    reading = texts.reading(rec)
+    terms = named_terms(claim, doc, span, ctx, _voice(rec), rec.speaker, reading)
+    said = affirmation_span(rec.text)
+    if said is not None and span[0] <= said[0] and said[1] <= span[1]:
+        return terms
+    asked = _question(agent, texts)
+    if not terms or asked is None or is_denial(rec.text):
+        return None
+    question = texts.doc(agent.text).words(*asked)
+    if not any(w.norm in WH_WORDS for w in question[:3]):
+        return None
+    quoted = doc.words(*span)
+    first = [w for w in doc.tokens if w.sentence == doc.tokens[0].sentence]
+    if not quoted or quoted[0].sentence != first[0].sentence:
+        return None  # the answer opens the reply
+    covered = {(w.start, w.end) for w in quoted if w.norm not in _ANSWER_FILLER}
+    named = set()
+    for term in terms:
+        occurrences = find_phrase(first, phrase(term)) or [
+            (i, i + 1) for i, w in enumerate(first) if (w.start, w.end) in covered
+        ]
+        named |= {(first[k].start, first[k].end) for i, j in occurrences for k in range(i, j)}
+    rest = [w for w in first if w.norm not in _ANSWER_FILLER and (w.start, w.end) not in named]
+    return terms if not rest else None
+
+
+def _as_confirmation(
+    v: _Verdict, agents: Sequence[_Verdict], claim: ClaimDraft, ctx: GroundingContext,
+    texts: _Texts,
+) -> _Verdict:  # fmt: skip
     """A refused user item may still confirm the cited agent message right before it."""
     assert v.record is not None and v.span is not None
     before = [
@@ -359,6 +421,8 @@ def _as_confirmation(v: _Verdict, agents: Sequence[_Verdict], ctx: GroundingCont
     ]
     said = affirmation_span(v.record.text)
     quoted = said is not None and v.span[0] <= said[0] and said[1] <= v.span[1]
+    if before and not quoted and before[0].record is not None:
+        quoted = bool(_supplied(v, before[0].record, claim, ctx, texts))  # a bare answer
     if before and quoted:
         agent = before[0]
         assert agent.record is not None
@@ -383,39 +447,73 @@ def _implied(
     agent = ctx.previous.get(v.record.iri)
     if agent is None or _origin(agent) is not _Origin.AGENT:
         return None
-    doc = texts.doc(agent.text)
-    if not doc.tokens:
+    span = _question(agent, texts)
+    supplied = _supplied(v, agent, claim, ctx, texts) if v.span is not None else None
+    if span is None or supplied is None:
         return None
-    asked = [t for t in doc.tokens if doc.questions and t.sentence == max(doc.questions)]
-    if any(t.norm == "or" for t in asked):
-        return None  # "Lyon or Geneva?" "Yes." picks neither
-    span = (asked[0].start, asked[-1].end) if asked else (0, len(agent.text))
-    ev = EvidenceDraft.model_construct(source=str(agent.iri), quote=agent.text[span[0] : span[1]])
-    problems = _check(claim, ev, agent, texts, span, ctx)
-    if any(p[0] is not RefusalCode.QUOTE_IS_QUESTION for p in problems):
+    if not _answers(claim, agent, span, ctx, texts, supplied):
         return None
     return _Verdict(index, SupportKind.EXPLICIT, agent, span)
+
+
+def _answers(
+    claim: ClaimDraft,
+    agent: SourceRecord,
+    span: tuple[int, int],
+    ctx: GroundingContext,
+    texts: _Texts,
+    supplied: Sequence[str],
+) -> bool:
+    """Whether the agent's question at ``span``, with what the reply supplies, states
+    ``claim`` (it asks rather than states: that alone is no problem)."""
+    ev = EvidenceDraft.model_construct(source=str(agent.iri), quote=agent.text[span[0] : span[1]])
+    problems = _check(claim, ev, agent, texts, span, ctx, supplied)
+    return all(p[0] is RefusalCode.QUOTE_IS_QUESTION for p in problems)
+
+
+def _completed(
+    verdicts: list[_Verdict], claim: ClaimDraft, ctx: GroundingContext, texts: _Texts
+) -> list[_Verdict]:
+    """Cited agent questions that the cited user reply right after them completes (see
+    :func:`_supplied`): such a question asks the claim, as one that states it does."""
+    question = ((RefusalCode.QUOTE_IS_QUESTION, "quote", "asks rather than states the claim"),)
+    out = list(verdicts)
+    for n, a in enumerate(verdicts):
+        if a.origin is not _Origin.AGENT or a.span is None or a.record is None or a.accepted:
+            continue
+        if all(p[0] is RefusalCode.QUOTE_IS_QUESTION for p in a.problems):
+            continue
+        for v in verdicts:
+            if v.origin is not _Origin.USER or v.span is None or v.record is None:
+                continue
+            if not _precedes(a.record, v.record, ctx):
+                continue
+            supplied = _supplied(v, a.record, claim, ctx, texts)
+            if supplied and _answers(claim, a.record, a.span, ctx, texts, supplied):
+                out[n] = replace(a, problems=question)
+                break
+    return out
 
 
 def _confirmations(
     verdicts: list[_Verdict], claim: ClaimDraft, ctx: GroundingContext, texts: _Texts
 ) -> list[_Verdict]:
     question = RefusalCode.QUOTE_IS_QUESTION
+    verdicts = _completed(verdicts, claim, ctx, texts)
     agents = [
         v
         for v in verdicts
         if v.origin is _Origin.AGENT and v.span and all(p[0] is question for p in v.problems)
     ]
     out = [
-        _as_confirmation(v, agents, ctx)
+        _as_confirmation(v, agents, claim, ctx, texts)
         if v.origin is _Origin.USER and v.span is not None and not v.accepted
         else v
         for v in verdicts
     ]
     if not agents:
-        unlinked = RefusalCode.CONFIRMATION_UNLINKED
         for n, v in enumerate(out):
-            if not any(p[0] is unlinked for p in v.problems):
+            if v.origin is not _Origin.USER or v.span is None or v.accepted:
                 continue
             implied = _implied(v, claim, ctx, texts, len(out))
             if implied is not None and implied.record is not None:

@@ -29,11 +29,13 @@ from kgmem.memory.surface import (
     Analysis,
     Token,
     analyse,
+    find_gapped,
     find_phrase,
     phrase,
 )
 
 __all__ = [
+    "WH_WORDS",
     "Mismatch",
     "NameBook",
     "Occurrence",
@@ -44,6 +46,7 @@ __all__ = [
     "explicit_mismatches",
     "is_denial",
     "mentions",
+    "named_terms",
     "refers_to",
     "related_mismatches",
 ]
@@ -149,6 +152,11 @@ _HINT_FILLER = frozenset({"is", "has", "have", "was", "are", "does", "do", "can"
 
 #: what joins a name to a description of it: "Maison Vert, [a studio]", "Mercury, which is
 #: [our broker]"
+#: words a value may leave out of its quote without saying something else
+_GLUE = frozenset({"is", "are", "was", "were", "with", "at", "for", "the", "a", "an"})
+
+#: what opens a noun phrase in apposition ("Lumen, [5,000 in so far]" is none)
+_DETS = frozenset({"a", "an", "the", "our", "my", "his", "her", "their", "its", "your"})
 _APPOSITION = re.compile(r"\s*,\s*(?:(?:which|who|that)\s+(?:is|was|are|were)\s+)?")
 
 
@@ -183,8 +191,17 @@ class _Reader:
     speaker: str | None
     span: tuple[int, int] = (0, 0)
     reading: Reading | None = None
+    supplied: frozenset[str] = frozenset()  # terms the reply to this question names
+
+    def stand_in(self) -> list[Occurrence]:
+        """Where a term the reply supplies stands in the question: its wh-word ("*Who*'s
+        the tech lead?" "Dmitri."), else the question's first word."""
+        wh: list[Occurrence] = [(w,) for w in self.words if w.norm in WH_WORDS]
+        return wh[:1] or [self.words[:1]]
 
     def named(self, term: str) -> list[Occurrence]:
+        if term in self.supplied:
+            return self.stand_in()
         target = self.book.resolve(term)
         words = self.words
         found = [tuple(words[i:j]) for n in target.names for i, j in find_phrase(words, phrase(n))]
@@ -227,15 +244,41 @@ class _Reader:
         before = [r for r in self.reading.refs() if r.end <= first.start]
         before = [r for r in before if r.sentence == first.sentence]
         last = max(before, key=lambda r: r.start, default=None)
-        if last is not None and _APPOSITION.fullmatch(self.doc.text[last.end : first.start]):
+        joint = _APPOSITION.fullmatch(self.doc.text[last.end : first.start]) if last else None
+        if last is not None and joint and (joint.group().strip(" ,") or first.norm in _DETS):
             return last  # "at Maison Vert, [a small design studio]", "Mercury, which is"
         refs = [r for r in before if r.subject]
         return max(refs, key=lambda r: r.start) if refs else None
 
+    def topic(self) -> Ref | None:
+        """What the quote's sentence opens with, set off by a comma or a colon, when the
+        quote follows it: "The sourdough, [we sell about 60 loaves a day]", "Kestrel:
+        [first interview is on March 3rd]" are said of it."""
+        if self.reading is None or not self.words:
+            return None
+        first = self.words[0]
+        sentence = [t for t in self.doc.tokens if t.sentence == first.sentence]
+        opening = next((t for t in sentence if t.norm not in _DETS), None)  # "The sourdough"
+        refs = [r for r in self.reading.refs() if opening is not None and r.start == opening.start]
+        refs = [r for r in refs if all(t.norm in _DETS for t in sentence if t.end <= r.start)]
+        if not refs or refs[0].end > first.start or (" " not in refs[0].text and refs[0].pronoun):
+            return None  # "She, ..." is no topic
+        after = self.doc.text[refs[0].end : first.start]
+        return refs[0] if re.fullmatch(r"\s*[,:]\s*", after) else None
+
     def valued(self, claim: ClaimDraft) -> list[Occurrence]:
         value = claim.value or ""
+        if value in self.supplied:
+            return self.stand_in()
         if value.strip().casefold() not in _BOOLEAN_FLIPS:
-            return [tuple(self.words[i:j]) for i, j in find_phrase(self.words, phrase(value))]
+            words = phrase(value)
+            spans = find_phrase(self.words, words)
+            if not spans and len(words) > 1:
+                # "interview with Kestrel is on March 3rd" states "interview on March 3rd"
+                # of Kestrel: only the subject's own name and glue words may come between
+                names = {w for n in self.book.resolve(claim.subject).names for w in phrase(n)}
+                spans = find_gapped(self.words, words, names | _GLUE)
+            return [tuple(self.words[i:j]) for i, j in spans]
         # A boolean is stated by the predicate's own words: isVegetarian true, "vegetarian".
         hint = _hint(claim.predicate)
         found: list[Occurrence] = []
@@ -339,6 +382,9 @@ def _subject_outside(
         if _refers(ref, target, subject, read.taken()) is None:
             why = f"{ref.text!r} may refer to {_who(ref)}: which one is not said"
             return None, (Mismatch.AMBIGUOUS, "subject", why)
+    topic = read.topic()
+    if topic is not None and _refers(topic, target, subject, read.taken()) is True:
+        return read.occurrence(topic), None
     first = min((occ[0].start for occ in values), default=None)
     someone = [r for r in quoted if r.subject and (r.pronoun or any(r.persons))]
     if first is not None and any(r.start < first for r in someone):
@@ -379,12 +425,14 @@ def _spoken(
 ) -> Occurrence | None:
     """The speaker of a statement that names no one ("Three times a week.", "Setbacks are
     just opportunities for comebacks"): what a person says with no other subject, they say
-    of themselves. Not when its sentence, before the value, says "he", "it", "you" or names
-    someone: then it is about them."""
+    of themselves; what the assistant asks so, it asks of the user. Not when its sentence,
+    before the value, says "he", "it", "you" or names someone: then it is about them."""
     if read.reading is None or not read.words:
         return None
     discourse, turn = read.reading.discourse, read.reading.turn
     me = discourse.speaker(turn)
+    if me is None and {w.sentence for w in read.words} <= read.doc.questions:
+        me = discourse.addressee(turn)  # the assistant asks "Same dates, five nights?"
     if me is None:
         return None
     names = frozenset(me.names)
@@ -402,6 +450,7 @@ def _spoken(
         and r.start < first
         and r.subject
         and not (r.resolved and r.candidates[0] == names)
+        and not (r.group and names in r.candidates)  # "we": the speaker and company
     ]
     return None if others else (read.words[0],)
 
@@ -439,9 +488,11 @@ def explicit_mismatches(
     voice: Voice,
     speaker: str | None = None,
     reading: Reading | None = None,
+    supplied: Iterable[str] = (),
 ) -> list[_Problem]:
-    """Why ``doc.text[span]`` does not state ``claim`` (empty: it does)."""
-    read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading)
+    """Why ``doc.text[span]`` does not state ``claim`` (empty: it does). ``supplied``: the
+    claim's terms (names or value) that the reply to this question names."""
+    read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading, frozenset(supplied))
     what = "object" if claim.object is not None else "value"
     values = read.named(claim.object) if claim.object is not None else read.valued(claim)
     subjects = read.named(claim.subject)
@@ -474,6 +525,12 @@ def explicit_mismatches(
     return []
 
 
+#: the words a question asks its unknown with
+WH_WORDS = frozenset(
+    {"who", "who's", "whom", "whose", "what", "what's", "which", "where", "where's", "when",
+     "when's"}
+)  # fmt: skip
+
 _INTERROGATIVES = frozenset(
     {"can", "could", "would", "will", "do", "does", "did", "is", "are", "was", "were",
      "shall", "should", "may", "might", "what", "where", "when", "who", "whom", "whose",
@@ -496,6 +553,23 @@ def _asked(doc: Analysis, occ: Occurrence) -> bool:
     return occ[0].start >= start
 
 
+def named_terms(
+    claim: ClaimDraft,
+    doc: Analysis,
+    span: tuple[int, int],
+    book: NameBook,
+    voice: Voice,
+    speaker: str | None = None,
+    reading: Reading | None = None,
+) -> tuple[str, ...]:
+    """The claim's terms (subject, object, value) that ``doc.text[span]`` names."""
+    read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading)
+    terms = [t for t in (claim.subject, claim.object) if t is not None and read.named(t)]
+    if claim.value is not None and claim.value.strip().casefold() not in _BOOLEAN_FLIPS:
+        terms += [claim.value] if read.valued(claim) else []
+    return tuple(terms)
+
+
 def related_mismatches(
     claim: ClaimDraft,
     doc: Analysis,
@@ -504,6 +578,7 @@ def related_mismatches(
     voice: Voice,
     speaker: str | None = None,
     reading: Reading | None = None,
+    supplied: Iterable[str] = (),
 ) -> list[_Problem]:
     """Derived/inferred support need not state the claim, but must be about it."""
     read = _Reader(doc, doc.words(*span), book, voice, speaker, span, reading)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -363,3 +363,27 @@ def find_phrase(hay: Sequence[Token], needle: Sequence[str]) -> list[tuple[int, 
         for i in range(len(hay) - n + 1)
         if all(_same(needle[k], hay[i + k].norm) for k in range(n))
     ]
+
+
+def find_gapped(
+    hay: Sequence[Token], needle: Sequence[str], skippable: Set[str], gap: int = 3
+) -> list[tuple[int, int]]:
+    """Every ``(i, j)`` where ``hay[i:j]`` holds the words of ``needle`` in order, one for
+    one, with at most ``gap`` words between them in all, each of them ``skippable``, in one
+    sentence: "interview *with Kestrel is* on March 3rd" holds "interview on March 3rd"."""
+    found = []
+    for i in range(len(hay)):
+        if not needle or not _same(needle[0], hay[i].norm):
+            continue
+        at, k, skipped = i + 1, 1, 0
+        while k < len(needle) and at < len(hay) and hay[at].sentence == hay[i].sentence:
+            if _same(needle[k], hay[at].norm):
+                k += 1
+            elif hay[at].norm in skippable and skipped < gap:
+                skipped += 1
+            else:
+                break
+            at += 1
+        if k == len(needle):
+            found.append((i, at))
+    return found

@@ -307,3 +307,128 @@ def test_steps_must_be_what_the_quotes_say_in_order() -> None:
     rollback = "if the canary error rate goes above 2%, hit rollback in Spinnaker"
     assert unstated_numbers(["the canary error rate goes above 2%", "deploying"], [rollback]) == []
     assert unstated_numbers(["the error rate goes above 5%"], [rollback]) == [0]
+
+
+# -- replies that complete a question, and what a sentence says around its quote ---------------
+
+ONCALL = conversation(
+    ("user", "I'm on call this week for ledger-api."),
+    ("assistant", "What does ledger-api do?"),
+    ("user", "It's our double-entry bookkeeping service, written in Go."),
+    ("assistant", "Okay. Who's the tech lead on Payments Platform?"),
+    ("user", "Dmitri Volkov. Lena moved to the data team."),
+    ("assistant", "Still on the night rota, I assume?"),
+    ("user", "Yes, same as before."),
+    ("assistant", "Big Mike says six weeks, so roughly end of March?"),
+    ("user", "Yes, that's his estimate."),
+)
+
+
+def test_it_opening_an_answer_is_what_the_question_asked_about() -> None:
+    said = (2, "It's our double-entry bookkeeping service")
+    value = "double-entry bookkeeping service"
+    assert ground(ONCALL, "ledger-api", "schema:description", said, value=value).grounded
+    # an -ing word after "our" is a noun's, not an impersonal "it's ... -ing"
+    assert not ground(ONCALL, "Go", "schema:description", said, value=value).grounded
+
+
+def test_a_bare_name_answers_the_wh_question_before_it() -> None:
+    asked, answer = (3, "Who's the tech lead on Payments Platform?"), (4, "Dmitri Volkov.")
+    for cited in ((asked, answer), (answer,)):
+        result = ground(ONCALL, "Dmitri Volkov", "schema:memberOf", *cited, obj="Payments Platform")
+        assert result.grounded, result.reasons
+        assert any(i.confirms == ONCALL[3].iri for i in result.items)
+    # the question names another team; the answer another person; a sentence that is more
+    # than the name is no bare answer
+    lie = ground(ONCALL, "Dmitri Volkov", "schema:memberOf", asked, answer, obj="Core Ledger")
+    assert not lie.grounded
+    lie = ground(ONCALL, "Lena", "schema:memberOf", asked, answer, obj="Payments Platform")
+    assert not lie.grounded
+    moved = (4, "Lena moved to the data team")
+    assert not ground(ONCALL, "Lena", "schema:memberOf", moved, obj="Payments Platform").grounded
+
+
+def test_the_assistants_subjectless_question_asks_about_the_user() -> None:
+    cited = ((5, "Still on the night rota, I assume?"), (6, "Yes, same as before."))
+    result = ground(ONCALL, "I", "schema:description", *cited, value="night rota")
+    assert result.grounded and any(i.confirms == ONCALL[5].iri for i in result.items)
+    assert not ground(
+        ONCALL, "Dmitri Volkov", "schema:description", *cited, value="night rota"
+    ).grounded
+
+
+def test_a_confirmation_may_name_whom_the_question_leaves_out() -> None:
+    cited = (
+        (7, "Big Mike says six weeks, so roughly end of March?"),
+        (8, "Yes, that's his estimate."),
+    )
+    result = ground(ONCALL, "Big Mike", "schema:description", *cited, value="roughly end of March")
+    assert result.grounded, result.reasons
+    lie = ground(ONCALL, "Big Mike", "schema:description", *cited, value="end of April")
+    assert not lie.grounded
+
+
+BAKERY = conversation(
+    (
+        "user",
+        "My partner Sam and I run the bakery. Plus bread rolls when we need them,"
+        " which is maybe twice a week.",
+    ),
+    ("assistant", "What are your bestsellers?"),
+    (
+        "user",
+        "The sourdough, we sell about 60 loaves a day."
+        " Kestrel: first interview with Kestrel is on March 3rd.",
+    ),
+    ("assistant", "Do you have a savings account?"),
+    ("user", "Yes, a stocks and shares ISA with Lumen, 5,000 in so far. We bought the van in May."),
+    ("assistant", "Anyone helping?"),
+    ("user", "Our accountant Yusuf is helping us with the paperwork."),
+    ("user", "I take salbutamol when I need it, which is maybe twice a week."),
+)
+
+
+def test_a_topic_set_off_by_a_comma_or_colon_is_what_its_sentence_is_about() -> None:
+    said = (2, "we sell about 60 loaves a day")
+    assert ground(
+        BAKERY, "sourdough", "schema:description", said, value="about 60 loaves a day"
+    ).grounded
+    assert not ground(
+        BAKERY, "croissant", "schema:description", said, value="about 60 loaves a day"
+    ).grounded
+    interview = (2, "first interview with Kestrel is on March 3rd")
+    value = "interview on March 3rd"
+    # the value's words in order, with only the subject's name and glue words between
+    assert ground(BAKERY, "Kestrel", "schema:description", interview, value=value).grounded
+    assert not ground(
+        BAKERY, "Kestrel", "schema:description", interview, value="interview on March 4th"
+    ).grounded
+    # "on" is no glue a value may leave out; another subject's name is none either
+    skipped = "first interview March 3rd"
+    assert not ground(BAKERY, "Kestrel", "schema:description", interview, value=skipped).grounded
+    assert not ground(BAKERY, "Arden", "schema:description", interview, value=value).grounded
+
+
+def test_a_comma_joins_an_apposition_only_to_a_noun_phrase() -> None:
+    said = (4, "5,000 in so far")
+    assert ground(
+        BAKERY, "stocks and shares ISA", "schema:description", said, value="5,000 in so far"
+    ).grounded
+    assert not ground(BAKERY, "Lumen", "schema:description", said, value="5,000 in so far").grounded
+
+
+def test_an_it_that_ends_its_clause_is_no_subject() -> None:
+    said = (7, "which is maybe twice a week")
+    assert ground(BAKERY, "I", "schema:description", said, value="maybe twice a week").grounded
+
+
+def test_we_takes_in_the_one_the_speaker_joined_with_and() -> None:
+    said = (4, "We bought the van in May")
+    assert ground(BAKERY, "Sam", "schema:owns", said, obj="van").grounded
+    assert ground(BAKERY, "I", "schema:owns", said, obj="van").grounded
+    assert not ground(BAKERY, "Yusuf", "schema:owns", said, obj="van").grounded
+    # "us" may be any of the speaker's circles: it names no companion
+    helping = (6, "helping us with the paperwork")
+    assert not ground(
+        BAKERY, "Sam", "schema:description", helping, value="helping us with the paperwork"
+    ).grounded

@@ -198,6 +198,7 @@ class Discourse:
             for key in name_keys(name):
                 self._surface.setdefault(key, name)
         self._mentions: list[list[_Mention]] = []
+        self._companions: dict[int, list[_Entity]] = {}  # whom a speaker's "we" takes in
         self._speakers: list[_Entity | None] = []
         for index in range(len(self.turns)):
             self._speakers.append(self._speaker_entity(index))
@@ -298,6 +299,11 @@ class Discourse:
         entity = self._speakers[index]
         return None if entity is None else self._root(entity)
 
+    def addressee(self, index: int) -> _Entity | None:
+        """Whom the assistant speaks to in turn ``index``: the user ("Still at Maison
+        Vert?" asks the user about themself)."""
+        return self._root(self._user) if self.turns[index].speaker.assistant else None
+
     # -- reading a turn -----------------------------------------------------------------------
 
     def _read_turn(self, index: int) -> list[_Mention]:
@@ -338,8 +344,29 @@ class Discourse:
                 continue
             at += 1
         self._aliases(index, mentions, me)
+        self._companion(index, mentions, me)
         _disjoin(doc, mentions)
         return mentions
+
+    def _companion(self, index: int, mentions: list[_Mention], me: _Entity | None) -> None:
+        """ "My partner Sam and I", "me and Sam": the person joined to the speaker by "and"
+        is who the speaker's "we" means from then on."""
+        doc = self.docs[index]
+        if me is None:
+            return
+        for first, second in pairwise(mentions):
+            between = [t.norm for t in doc.tokens if first.end <= t.start and t.end <= second.start]
+            if between != ["and"]:
+                continue
+            pair = [first, second]
+            text = self.turns[index].text
+            mine = [m for m in pair if m.owners == [me] and text[m.start : m.end].lower() in _I]
+            other = [m for m in pair if m not in mine and len(m.owners) == 1]
+            if len(mine) != 1 or len(other) != 1:
+                continue
+            entity = self._root(other[0].owners[0])
+            if entity.kind is Kind.PERSON and entity is not self._root(me):
+                self._companions[id(self._root(me))] = [entity]
 
     def _coordinate(self, doc: Analysis, mentions: list[_Mention]) -> None:
         """ "Tomás and Marc": names joined by "and" are of one kind; a person's partner in
@@ -365,7 +392,7 @@ class Discourse:
         token = doc.tokens[at]
         word = token.norm
         nxt = doc.tokens[at + 1] if at + 1 < len(doc.tokens) else None
-        subject = word not in _NOT_SUBJECTS
+        subject = word not in _NOT_SUBJECTS and not _object_it(doc, at)
         named = _names_next(doc, at, spans)
         if (
             nxt is not None
@@ -378,6 +405,10 @@ class Discourse:
             owners = self._described(_noun(nxt.norm) or "", word, speaker, me)
             if owners:
                 return _Mention(token.start, nxt.end, token.sentence, owners, pronoun=True)
+        if word in _WE_SUBJECT and me is not None and self._companions.get(id(self._root(me))):
+            # "My partner Sam and I are going ... We bought the passes": the two of them
+            owners = [me, *self._companions[id(self._root(me))]]
+            return _Mention(token.start, token.end, token.sentence, owners, True, True, subject)
         if word in FIRST_PERSON or word in _WE:
             owners = [me] if me is not None else []
             return _Mention(token.start, token.end, token.sentence, owners, True, False, subject)
@@ -410,8 +441,8 @@ class Discourse:
             # knows whose head noun it is
             heads = [e for e in self._live() if any(len(n) > 1 and n[-1] == noun for n in e.names)]
             known = [g for g in self._known if any(len(n) > 1 and n[-1] == noun for n in g)]
-            if len(heads) == 1 and not known:
-                found = heads
+            if len(heads) == 1 and all(group & heads[0].names for group in known):
+                found = heads  # the one named so (and the caller knows no other)
             elif not heads and len(known) == 1:
                 found = [self._new(known[0])]
         owning = possessive in {"my", "our"} or (possessive == "your" and speaker.assistant)
@@ -663,6 +694,31 @@ class Discourse:
             tuple(o.kind is Kind.PERSON for o in owners),
             tuple(id(o) for o in owners),
         )
+
+
+#: the "we" that says who did something; "us", "our" may mean any of the speaker's circles
+_WE_SUBJECT = frozenset({"we", "we're", "we've", "we'll", "we'd"})
+_I = frozenset({"i", "me"})  # "Sam and I", "me and Sam"; not "Sam and my mum"
+
+
+def _object_it(doc: Analysis, at: int) -> bool:
+    """Whether the "it" at token ``at`` is an object: after a preposition ("about it") or
+    ending its clause ("when I need it, which is ...", "I love it.")."""
+    tokens = doc.tokens
+    if tokens[at].norm != "it":
+        return False
+    if (
+        at > 0
+        and tokens[at - 1].clause == tokens[at].clause
+        and tokens[at - 1].norm in _PREPOSITIONS
+    ):
+        return True
+    nxt = tokens[at + 1] if at + 1 < len(tokens) else None
+    return at > 0 and (
+        nxt is None
+        or nxt.clause != tokens[at].clause
+        or bool(re.match(r"\s*[,;:.!?]", doc.text[tokens[at].end :]))
+    )
 
 
 def _part_of(name: Key, other: Key) -> bool:

@@ -203,15 +203,18 @@ _EXPLETIVE_VERBS = _words(
 def _expletive(tokens: Sequence[Token], at: int) -> bool:
     """Whether the "it" at ``at`` is impersonal: "it's easy to", "it makes a big difference
     knowing", "it was great to see", "it's moments like these that" - a verb, then within a
-    few words "to", "that" or an -ing form, before the clause ends."""
+    few words "to", "that" or an -ing form, before the clause ends. After a determiner an
+    -ing word is a noun's ("it's our bookkeeping service" is the service)."""
     word = tokens[at]
     after = [t for t in tokens[at + 1 : at + 7] if t.clause == word.clause]
     if word.norm == "it":
         if not after or after[0].norm not in _EXPLETIVE_VERBS:
             return False
         after = after[1:]
+    nominal = bool(after) and after[0].norm in _POSSESSIVES | {"a", "an", "this", "that"}
     return any(
-        t.norm in {"to", "that"} or (t.norm.endswith("ing") and len(t.norm) > 4) for t in after
+        t.norm in {"to", "that"} or (not nominal and t.norm.endswith("ing") and len(t.norm) > 4)
+        for t in after
     )
 
 
