@@ -17,9 +17,9 @@ start looking", "I'm stopping it this week" (a future "stopping") say nothing ha
 
 from __future__ import annotations
 
-from kgmem.memory.surface import Analysis, Token
+from kgmem.memory.surface import Analysis, Token, find_phrase, phrase
 
-__all__ = ["ENDING_CUES", "change_stated", "ending_stated"]
+__all__ = ["ENDING_CUES", "change_stated", "ending_stated", "moved_to"]
 
 _CHANGE_WORDS = frozenset(
     {"now", "anymore", "since", "switched", "switch", "swapped", "changed", "promoted",
@@ -84,3 +84,32 @@ def ending_stated(doc: Analysis, span: tuple[int, int]) -> bool:
     """Whether the sentences of ``doc`` that ``span`` touches say something ended."""
     words = [t.norm for t in _sentences(doc, span)]
     return _has(words, ENDING_CUES, _ENDING_PHRASES) and not _unreal(_clauses(doc, span))
+
+
+#: verbs that move a thing from one holder to another
+_MOVE_WORDS = frozenset(
+    {"moved", "switched", "transferred", "handed", "passed", "went", "changed", "sold", "gave",
+     "given", "reassigned"}
+)  # fmt: skip
+
+
+def moved_to(doc: Analysis, thing: str, holder: str) -> bool:
+    """Whether ``doc`` says ``thing`` went over to ``holder``, in one sentence and in that
+    order, with a "to" between and a moving verb before it: "ledger-api moved to the
+    Payments Platform team", "we switched flour to Harinas Norte", "handed the van over to
+    Dan". Then whoever held the thing before holds it no more ("Sam moved to the data team"
+    moves Sam, not the team: the thing is what moved)."""
+    for sentence in sorted({t.sentence for t in doc.tokens}):
+        words = [t for t in doc.tokens if t.sentence == sentence]
+        holders = [k for k, _ in find_phrase(words, phrase(holder))]
+        for i, j in find_phrase(words, phrase(thing)):
+            for k in (k for k in holders if k >= j):
+                between = [w.norm for w in words[j:k]]
+                lead = [w.norm for w in words[max(0, i - 3) : i]]
+                if (
+                    "to" in between
+                    and any(w in _MOVE_WORDS for w in lead + between)
+                    and not _unreal(lead + between)
+                ):
+                    return True
+    return False

@@ -20,6 +20,7 @@ from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import MAX_TRIGGERS, Authority, DraftMemory, MemoryKind, MemoryStatus
 from kgmem.memory.planning import DraftPlan
 from kgmem.memory.prepass import (
+    Conflict,
     Disposition,
     ExistingClaim,
     Resolution,
@@ -135,6 +136,12 @@ class Decider:
             c
             for c in pre.conflicts
             if not changed or stated_change(c, functional, self.plan.change_texts)
+        ]
+        conflicts += [  # "ledger-api moved to Payments Platform": Core Ledger owns it no more
+            Conflict(claim, held, "the thing moved to another holder")
+            for claim in (self.plan.claims[n] for n in self.plan.moved)
+            for held in self.deps.active.holding(self.uid, claim, self.deps.order)
+            if not held.claim.negated and not claim.negated
         ]
         authority = self.plan.authority or Authority.AGENT
         valid_from = min((c.valid_from for c in self.draft.claims if c.valid_from), default=None)

@@ -64,6 +64,22 @@ class ActiveClaims:
                 rows += self._store.select(self._queries["memory/claims_with_value"], bindings)
         return _claims(rows, order)
 
+    def holding(
+        self, uid: str, claim: ClaimRecord, order: tuple[Authority, ...] = DEFAULT_AUTHORITY_ORDER
+    ) -> list[ExistingClaim]:
+        """Active claims of ``claim``'s predicate and object or value, of other subjects:
+        who held the thing before it moved."""
+        bindings: dict[str, URIRef | Literal] = {
+            "graph": UserGraphs(uid).kg,
+            "status": MemoryStatus.ACTIVE.iri,
+            "predicate": claim.predicate,
+            "held": claim_value(claim),
+        }
+        rows = self._store.select(self._queries["memory/claims_holding"], bindings)
+        return [
+            e for e in _claims(rows, DEFAULT_AUTHORITY_ORDER) if e.claim.subject != claim.subject
+        ]
+
     def asserted_by(
         self, uid: str, subject: URIRef, predicate: URIRef, obj: URIRef | Literal
     ) -> set[URIRef]:

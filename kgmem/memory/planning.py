@@ -19,7 +19,7 @@ from datetime import datetime
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from kgmem.memory.change import change_stated, ending_stated
+from kgmem.memory.change import change_stated, ending_stated, moved_to
 from kgmem.memory.discourse import Identity, Kind, name_keys
 from kgmem.memory.entities import (
     SELF_MENTIONS,
@@ -85,6 +85,7 @@ class DraftPlan:
     #: of them was said: an older value of a claim's slot may close
     change_texts: list[str] = field(default_factory=list)
     change_at: datetime | None = None
+    moved: list[int] = field(default_factory=list)  # claims whose thing moved to their subject
     authority: Authority | None = None
     confidence_cap: float = 1.0
     may_auto_activate: bool = True
@@ -122,6 +123,7 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
     tied = mention_context(draft, ctx.sources.values(), ctx.effective)
     if not draft.claims:
         _ground_unstructured(draft, ctx, plan)
+    said: list[ClaimDraft] = []  # the grounded claims, as plan.claims holds their records
     for index, claim in enumerate(draft.claims):
         result = ground_claim(
             claim, draft.evidence, ctx.sources, grounding, authority_order=ctx.order
@@ -133,6 +135,13 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
         for term, identity in result.identities.items():
             plan.identities.setdefault(term, identity)
         plan.claims.append(_claim_record(claim, types, draft, ctx, plan, tied))
+        said.append(claim)
+    plan.moved = [
+        n
+        for n, claim in enumerate(said)
+        if (thing := claim.object or claim.value) is not None
+        and any(moved_to(analyse(text), thing, claim.subject) for text in plan.change_texts)
+    ]
     for entity in draft.entities:
         match = _entity(entity.name, types, entity.aliases, ctx, plan, tied)
         plan.about.append(match.iri)

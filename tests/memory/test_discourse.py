@@ -176,3 +176,38 @@ def test_what_the_caller_knows_marks_things_never_people() -> None:
     turns = [Turn("Greg and JB are meeting tomorrow, he'll draft the posting.", USER)]
     d = Discourse(turns, {"Greg": ()}, {"Greg": Kind.PERSON})
     assert whom(d, 0, "he'll") == ["greg", "jb"]
+
+
+def test_an_object_pronoun_is_never_its_own_clauses_subject() -> None:
+    d = chat(
+        "Hale & Sons took over the job, their foreman is Dan Hale.",
+        "So Hale & Sons is your contractor now?",
+        "Yep, Mike joined them too, he's working under Dan now.",
+    )
+    assert "mike" not in whom(d, 2, "them")
+    assert "hale sons" in whom(d, 2, "them")
+    assert whom(d, 2, "he's") == ["mike"]
+    # set off by a comma, a name is no subject of the clause after it
+    d = chat("Mohamed Haddad, everyone calls him Mo, he's my head baker.")
+    assert whom(d, 0, "him") == ["mohamed haddad"]
+
+
+def test_he_takes_up_the_subject_before_it_over_an_object() -> None:
+    d = chat("Dad lives alone. Lucy's son Ethan visits him on Wednesdays, he's 17.")
+    assert whom(d, 0, "him") == ["dad"]
+    assert whom(d, 0, "he's") == ["ethan"]
+    # two subjects stay two
+    d = chat("Tomás and Marc sorted out the keys, he's an electrician.")
+    assert whom(d, 0, "he's") == ["marc", "tomás"]
+
+
+def test_we_is_the_speaker_and_whom_they_joined_with_and() -> None:
+    d = chat(
+        "My partner Sam and I are going to Japan.",
+        "Nice!",
+        "We bought the rail pass. Call us later.",
+    )
+    assert whom(d, 2, "We") == ["<user>", "sam"]
+    assert whom(d, 2, "us") == ["<user>"]
+    d = chat("My brother Arjun and my mum are helping.", "Nice!", "We booked the hall.")
+    assert whom(d, 2, "We") == ["<user>"]

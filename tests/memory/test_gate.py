@@ -519,3 +519,34 @@ def test_a_procedure_with_a_step_no_quote_states_is_refused(world: World) -> Non
     assert item.outcome is Outcome.REFUSED
     assert any("steps[1]" in r for r in item.reasons)
     assert list(world.store.quads(ALICE.kg, None, KGM.instruction)) == []
+
+
+def _owns(source: str, owner: str, quote: str) -> dict[str, object]:
+    return {
+        "kind": "semantic",
+        "title": f"{owner} owns ledger-api",
+        "confidence": 0.9,
+        "claims": [{"subject": owner, "predicate": "schema:owns", "object": "ledger-api"}],
+        "entities": [
+            {"name": owner, "types": ["schema:Organization"]},
+            {"name": "ledger-api", "types": ["schema:SoftwareApplication"]},
+        ],
+        "evidence": [{"source": source, "quote": quote}],
+    }
+
+
+def test_a_thing_that_moved_to_a_new_holder_leaves_the_old_one(world: World) -> None:
+    first = world.say("user", "Core Ledger owns ledger-api, Lena is their tech lead.")
+    [old] = world.draft(_owns(first, "Core Ledger", "Core Ledger owns ledger-api"))
+    assert old.outcome is Outcome.ACTIVE
+    # another owner said plainly is one more owner: nothing says the first stopped
+    also = world.say("user", "Data Guild owns ledger-api too.")
+    [more] = world.draft(_owns(also, "Data Guild", "Data Guild owns ledger-api"))
+    assert more.outcome is Outcome.ACTIVE
+    assert world.memory(old.memory).status is MemoryStatus.ACTIVE
+    moved = world.say("user", "Big change: ledger-api moved to the Payments Platform team.")
+    quote = "ledger-api moved to the Payments Platform team"
+    [new] = world.draft(_owns(moved, "Payments Platform", quote))
+    assert new.outcome is Outcome.ACTIVE
+    assert old.memory in new.superseded and more.memory in new.superseded
+    assert world.memory(old.memory).status is MemoryStatus.SUPERSEDED

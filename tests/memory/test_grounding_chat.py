@@ -432,3 +432,24 @@ def test_we_takes_in_the_one_the_speaker_joined_with_and() -> None:
     assert not ground(
         BAKERY, "Sam", "schema:description", helping, value="helping us with the paperwork"
     ).grounded
+
+
+def test_a_thing_moved_to_a_new_holder_is_said_in_that_order() -> None:
+    from kgmem.memory.change import moved_to
+
+    def says(text: str, thing: str, holder: str) -> bool:
+        return moved_to(analyse(text), thing, holder)
+
+    assert says(
+        "ledger-api moved to the Payments Platform team as of March 1st",
+        "ledger-api",
+        "Payments Platform",
+    )
+    assert says(
+        "Also we switched flour to Harinas Norte, prices went up.", "flour", "Harinas Norte"
+    )
+    assert says("We handed the van over to Dan last week.", "van", "Dan")
+    # the holder moved, not the thing; a plan; no "to"
+    assert not says("Sam moved to the data team.", "data team", "Sam")
+    assert not says("We might switch flour to Harinas Norte.", "flour", "Harinas Norte")
+    assert not says("Harinas Norte sells flour now.", "flour", "Harinas Norte")

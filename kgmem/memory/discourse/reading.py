@@ -418,7 +418,18 @@ class Discourse:
             return None  # "It's easy to ...", "It really helps to ...": no one, nothing
         if word in _PRONOUNS:
             kind, gender = _PRONOUNS[word]
-            owners = self._antecedents(index, token, kind, gender, mentions)
+            # "Mike joined them": an object pronoun is not its own clause's subject
+            own = [
+                m
+                for m in mentions
+                if _clause_at(doc, m.start) == token.clause
+                and not re.search(
+                    r"[,;:]", doc.text[m.end : token.start]
+                )  # "X, everyone calls him"
+            ]
+            own = own if _object_pronoun(doc, at) else []
+            others = [m for m in mentions if m not in own]
+            owners = self._antecedents(index, token, kind, gender, others, subject)
             if len(owners) == 1 and gender and owners[0].gender is None:
                 owners[0].gender = gender
             # "one of them offered 85k" is one of them, which one not said
@@ -492,12 +503,15 @@ class Discourse:
         kind: Kind | None,
         gender: str | None,
         current: Sequence[_Mention],
+        subject: bool = False,
     ) -> list[_Entity]:
         for turn in range(index, max(-1, index - LOOKBACK - 1), -1):
             me = self.speaker(turn)
             mentions = current if turn == index else self._mentions[turn]
             if turn == index:
                 mentions = [m for m in mentions if m.end <= token.start]
+            # a "they" of several names no one new: the names themselves are nearer
+            mentions = [m for m in mentions if not (m.group and m.pronoun and len(m.owners) > 1)]
             by_sentence: dict[int, list[_Mention]] = {}
             for mention in mentions:
                 by_sentence.setdefault(mention.sentence, []).append(mention)
@@ -509,6 +523,17 @@ class Discourse:
                             continue
                         if _agrees(owner, kind, gender):
                             found.append(owner)
+                if len(found) > 1 and subject and gender is not None:
+                    # "Ethan visits him on Wednesdays, he's 17": a subject "he", "she"
+                    # takes up the subject before it, when one alone of them was one
+                    named = [
+                        self._root(o)
+                        for m in by_sentence[sentence]
+                        if m.subject and len(m.owners) == 1
+                        for o in m.owners
+                    ]
+                    if len([e for e in found if e in named]) == 1:
+                        found = [e for e in found if e in named]
                 if found:
                     if kind is Kind.PERSON:
                         found = [e for e in found if e.kind is Kind.PERSON] or found
@@ -701,11 +726,22 @@ _WE_SUBJECT = frozenset({"we", "we're", "we've", "we'll", "we'd"})
 _I = frozenset({"i", "me"})  # "Sam and I", "me and Sam"; not "Sam and my mum"
 
 
-def _object_it(doc: Analysis, at: int) -> bool:
+def _object_pronoun(doc: Analysis, at: int) -> bool:
+    """ "him", "them", an "it" or "her" that ends its clause: never its own clause's subject
+    ("Mike joined them"); a possessive may be ("he did his own bathroom")."""
+    word = doc.tokens[at].norm
+    return word in {"him", "them"} or (word in {"it", "her"} and _object_it(doc, at, word))
+
+
+def _clause_at(doc: Analysis, start: int) -> int | None:
+    return next((t.clause for t in doc.tokens if t.start == start), None)
+
+
+def _object_it(doc: Analysis, at: int, word: str = "it") -> bool:
     """Whether the "it" at token ``at`` is an object: after a preposition ("about it") or
     ending its clause ("when I need it, which is ...", "I love it.")."""
     tokens = doc.tokens
-    if tokens[at].norm != "it":
+    if tokens[at].norm != word:
         return False
     if (
         at > 0
