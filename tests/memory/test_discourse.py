@@ -62,6 +62,15 @@ def test_two_named_speakers_are_two_people() -> None:
     assert whom(d, 0, "I") == ["jolene"] and whom(d, 1, "I") == ["sam"]
 
 
+def test_you_between_two_people_is_the_other_one() -> None:
+    jo, sam = Speaker(("Jolene",)), Speaker(("Sam",))
+    d = chat("I ran a 10k!", "You're doing awesome work.", speakers=(jo, sam))
+    assert whom(d, 1, "You're") == ["jolene"]
+    # with an assistant in the chat, the user's "you" is the assistant: no one
+    d = chat("Can you help me?", "Sure.")
+    assert not [r for r in d.refs(0) if r.text == "you" and any(r.candidates)]
+
+
 # -- names ------------------------------------------------------------------------------
 
 

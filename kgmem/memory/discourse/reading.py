@@ -294,6 +294,14 @@ class Discourse:
         entity.kind = Kind.PERSON
         return entity
 
+    def _other_party(self, me: _Entity | None) -> _Entity | None:
+        """In a chat of two people and no assistant, the one who is not ``me``."""
+        if me is None or any(t.speaker.assistant for t in self.turns):
+            return None
+        people = {id(r): r for e in self._speakers if e is not None for r in [self._root(e)]}
+        others = [e for e in people.values() if e is not self._root(me)]
+        return others[0] if len(people) == 2 and len(others) == 1 else None
+
     def speaker(self, index: int) -> _Entity | None:
         """Whom "I" means in turn ``index``."""
         entity = self._speakers[index]
@@ -414,6 +422,10 @@ class Discourse:
             return _Mention(token.start, token.end, token.sentence, owners, True, False, subject)
         if word in SECOND_PERSON and speaker.assistant:
             return _Mention(token.start, token.end, token.sentence, [self._user], True)
+        if word in SECOND_PERSON and (other := self._other_party(me)) is not None:
+            # two people talking: "you" is the other one ("I'm sorry you're dealing with
+            # health issues", Sam says to Evan)
+            return _Mention(token.start, token.end, token.sentence, [other], True, False, subject)
         if word in {"it", "it's"} and _expletive(doc.tokens, at):
             return None  # "It's easy to ...", "It really helps to ...": no one, nothing
         if word in _PRONOUNS:
