@@ -63,16 +63,26 @@ _LEGAL = re.compile(
 )
 
 
+_UNIVERSITY_OF = re.compile(r"(?:the )?university of (\w[\w .'-]*)")
+_X_UNIVERSITY = re.compile(r"(\w[\w .'-]*?) uni(?:versity)?")
+
+
 def key_variants(name: str) -> tuple[str, ...]:
     """The lookup forms of a name: its key, and without a company's legal form, so
     "Quillon Data Ltd.", "Quillon Data" and "Quillon Data Inc" are found as one.
 
     >>> key_variants("Molinos del Sur S.L.")
     ('molinos del sur s.l.', 'molinos del sur')
+    >>> key_variants("Edinburgh Uni"), key_variants("University of Edinburgh")
+    (('edinburgh uni', 'edinburgh university'), ('university of edinburgh', 'edinburgh university'))
     """
     key = name_key(name)
     bare = _LEGAL.sub("", key).strip(" ,")
-    return (key, bare) if bare and bare != key else (key,)
+    out = [key, bare] if bare and bare != key else [key]
+    # "Edinburgh Uni", "Edinburgh University" and "the University of Edinburgh" are one
+    if (m := _UNIVERSITY_OF.fullmatch(bare)) or (m := _X_UNIVERSITY.fullmatch(bare)):
+        out += [f"{m.group(1)} university"]
+    return tuple(dict.fromkeys(out))
 
 
 def is_self_mention(name: str, own: str) -> bool:

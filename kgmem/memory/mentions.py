@@ -314,13 +314,18 @@ def _keys(target: Target, term: str) -> set[tuple[str, ...]]:
 
 
 def _matches(
-    key: tuple[str, ...], names: frozenset[tuple[str, ...]], taken: frozenset[tuple[str, ...]]
+    key: tuple[str, ...],
+    names: frozenset[tuple[str, ...]],
+    taken: frozenset[tuple[str, ...]],
+    partial: bool = True,
 ) -> bool:
     """Whether a claim's name ``key`` is one of ``names``, or the first or last word of one;
     or a full name of one the chat calls by its first name only, when no one else in the
     chat (``taken``: every name of the chat) has that full name ("Sam Lee" for "Sam")."""
     if key in names:
         return True
+    if not partial:
+        return False
     if len(key) == 1:
         return any(len(n) > 1 and key[0] in (n[0], n[-1]) for n in names)
     alone = all(len(n) == 1 for n in names)
@@ -332,8 +337,11 @@ def _refers(
 ) -> bool | None:
     """Whether ``ref`` refers to ``target``: True, False, or None (it may, among others)."""
     keys = _keys(target, term)
+    # "Haddad & Co." without its "& Co." is a whole name, never the surname of Yusuf Haddad
+    said = {phrase(n) for n in (term, *target.names)}
+    said |= {n[1:] for n in said}  # "Dr. Okafor" is "Okafor", of any longer name
     hits = [
-        (target.is_user and user) or any(_matches(k, names, taken) for k in keys)
+        (target.is_user and user) or any(_matches(k, names, taken, k in said) for k in keys)
         for names, user in zip(ref.candidates, ref.user, strict=True)
     ]
     if not any(hits):

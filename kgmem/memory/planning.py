@@ -20,7 +20,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.memory.change import change_stated, ending_stated, moved_to
-from kgmem.memory.discourse import Identity, Kind, name_keys
+from kgmem.memory.discourse import TITLES, Identity, Kind, name_keys
 from kgmem.memory.entities import (
     SELF_MENTIONS,
     EntityMatch,
@@ -376,10 +376,14 @@ def _entity(
 
 
 def _part_of(short: str, full: str) -> bool:
-    """Whether ``short`` is a bare first or last word of the longer name ``full``."""
+    """Whether ``short`` is a bare first or last word of the longer name ``full``, a title
+    aside ("Dr. Okafor" of "Adaeze Okafor")."""
     words = full.split()
     if phrase(short) in name_keys(full):
         return False  # "Acme" is "Acme Inc": the same name
+    bare = short.split()
+    if len(bare) == 2 and bare[0].rstrip(".") in TITLES:
+        short = bare[1]
     return " " not in short and len(words) > 1 and short in (words[0], words[-1])
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from rdflib import Literal, URIRef
 
+from kgmem.memory.entities import key_variants
 from kgmem.memory.gate import Outcome
 from kgmem.ontology import ViolationKind
 from kgmem.vocab import KGM, RDF, SDO
@@ -153,3 +154,29 @@ def test_two_referents_of_one_name_and_disjoint_kinds_stay_apart(world: World) -
     )
     assert software.outcome is body.outcome is Outcome.ACTIVE
     assert len(named(world, "mercury")) == 2
+
+
+def test_a_university_is_one_whichever_way_round_it_is_said() -> None:
+    edinburgh = set(key_variants("University of Edinburgh"))
+    assert edinburgh & set(key_variants("Edinburgh Uni"))
+    assert edinburgh & set(key_variants("Edinburgh University"))
+    assert not edinburgh & set(key_variants("Edinburgh Napier University"))
+
+
+def _gp(source: str, name: str, quote: str) -> dict[str, Any]:
+    return {
+        "kind": "semantic",
+        "title": f"{name} is the GP",
+        "confidence": 0.9,
+        "claims": [{"subject": name, "predicate": "schema:jobTitle", "value": "GP"}],
+        "entities": [{"name": name, "types": ["schema:Person"]}],
+        "evidence": [{"source": source, "quote": quote}],
+    }
+
+
+def test_a_title_and_a_surname_are_the_person_the_chat_named_in_full(world: World) -> None:
+    said = world.say("user", "Dr. Adaeze Okafor, my GP at the Riverside practice.")
+    [first] = world.draft(_gp(said, "Adaeze Okafor", "Dr. Adaeze Okafor, my GP"))
+    assert first.outcome is Outcome.ACTIVE
+    [again] = world.draft(_gp(said, "Dr. Okafor", "my GP at the Riverside practice"))
+    assert again.outcome is Outcome.DISCARDED  # the same person, the same fact

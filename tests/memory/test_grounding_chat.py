@@ -453,3 +453,16 @@ def test_a_thing_moved_to_a_new_holder_is_said_in_that_order() -> None:
     assert not says("Sam moved to the data team.", "data team", "Sam")
     assert not says("We might switch flour to Harinas Norte.", "flour", "Harinas Norte")
     assert not says("Harinas Norte sells flour now.", "flour", "Harinas Norte")
+
+
+def test_a_firm_without_its_legal_form_is_no_surname() -> None:
+    chat = conversation(
+        ("user", "My accountant, Yusuf Haddad of Haddad & Co. Ltd, does my taxes."),
+        ("assistant", "Good."),
+        ("user", "Yusuf from Haddad & Co. said I should open an ISA."),
+    )
+    said = (2, "Yusuf from Haddad & Co.")
+    result = ground(chat, "Yusuf Haddad", "schema:worksFor", said, obj="Haddad & Co.")
+    assert result.grounded
+    assert result.identities["Haddad & Co."].name != "Yusuf Haddad"
+    assert result.identities["Yusuf Haddad"].name == "Yusuf Haddad"

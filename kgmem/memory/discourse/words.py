@@ -70,6 +70,8 @@ _PERSON_NOUNS = _MALE | _FEMALE | _KIN | _ROLES
 #: family words a family uses as names ("Dad moved into ...")
 _KIN_NAMES = _words("dad mom mum mama papa grandma grandpa nana nan nani granny gran")
 _TITLES = {"mr": "m", "mrs": "f", "ms": "f", "miss": "f", "dr": None, "prof": None}
+#: the titles a name may carry ("Dr. Okafor" is Okafor)
+TITLES = frozenset(_TITLES)
 _OWNING = frozenset({"my", "our", "your"})
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "the"})
 #: last words of a place's name: "Kyoto Station" is a place in Kyoto, not Kyoto
