@@ -220,3 +220,13 @@ def test_we_is_the_speaker_and_whom_they_joined_with_and() -> None:
     assert whom(d, 2, "us") == ["<user>"]
     d = chat("My brother Arjun and my mum are helping.", "Nice!", "We booked the hall.")
     assert whom(d, 2, "We") == ["<user>"]
+
+
+def test_a_name_given_later_in_the_turn_settles_its_pronouns() -> None:
+    d = chat(
+        "The electrics are a separate job, Juno does those.",
+        "Juno?",
+        "Juno Electrics, a two-person firm. Funny, our dog is also called Juno. She hates the drilling.",
+    )
+    assert whom(d, 2, "She") == ["juno"]  # the dog, not the firm
+    assert whom(d, 2, "Juno Electrics") == ["juno electrics"]

@@ -157,6 +157,7 @@ class _Mention:
     partial: bool = False  # a first or last word taken for a longer name
     fresh: bool = False  # its referent is new, made for this very name
     key: Key = ()  # the name said, for a name
+    token: int | None = None  # where a third-person pronoun stands (its token), to read again
 
 
 class Discourse:
@@ -353,6 +354,14 @@ class Discourse:
             at += 1
         self._aliases(index, mentions, me)
         self._companion(index, mentions, me)
+        # the turn's names are known now ("our dog is also called Juno. She ..."): its
+        # pronouns are read again with them
+        for n, mention in enumerate(mentions):
+            if mention.token is not None and len(mention.owners) > 1:
+                later = [s for s in spans if s[0] > mention.start]
+                again = self._word_mention(index, mention.token, me, mentions[:n], later)
+                if again is not None:
+                    mention.owners = again.owners
         _disjoin(doc, mentions)
         return mentions
 
@@ -451,7 +460,9 @@ class Discourse:
                 and (doc.tokens[at - 2].norm in _PARTITIVES)
             )
             group = kind is None and not partitive
-            return _Mention(token.start, token.end, token.sentence, owners, True, group, subject)
+            mention = _Mention(token.start, token.end, token.sentence, owners, True, group, subject)
+            mention.token = at
+            return mention
         return None
 
     def _described(
