@@ -399,7 +399,11 @@ def _subject_outside(
         return None, missing  # the quote says it of someone else
     near = read.before_quote()
     if near is None:
-        found = _answered(read, target, subject) or _spoken(read, target, subject, values)
+        found = (
+            _answered(read, target, subject)
+            or _spoken(read, target, subject, values)
+            or _continued(read, target, subject, values)
+        )
         return (found, None) if found else (None, missing)
     refers = _refers(near, target, subject, read.taken())
     if refers is None:
@@ -461,6 +465,26 @@ def _spoken(
         and not (r.group and names in r.candidates)  # "we": the speaker and company
     ]
     return None if others else (read.words[0],)
+
+
+def _continued(
+    read: _Reader, target: Target, subject: str, values: Sequence[Occurrence]
+) -> Occurrence | None:
+    """The subject of a sentence that names no one and goes on from the sentence before
+    it ("I have one with Northgate Building Society. Fixed at 3.4% until October 2027."):
+    the one referent, other than the speaker, that the sentence before names."""
+    if read.reading is None or not read.words:
+        return None
+    sentence = read.words[0].sentence
+    first = min((occ[0].start for occ in values), default=read.words[-1].end)
+    refs = read.reading.refs()
+    if sentence == 0 or any(r.sentence == sentence and r.start < first for r in refs):
+        return None
+    before = [r for r in refs if r.sentence == sentence - 1 and not any(r.user) and r.resolved]
+    if len({r.ids for r in before}) != 1:
+        return None
+    # it stands where the sentence that goes on from it starts
+    return (read.words[0],) if _refers(before[0], target, subject, read.taken()) else None
 
 
 def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:

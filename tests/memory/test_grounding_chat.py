@@ -466,3 +466,23 @@ def test_a_firm_without_its_legal_form_is_no_surname() -> None:
     assert result.grounded
     assert result.identities["Haddad & Co."].name != "Yusuf Haddad"
     assert result.identities["Yusuf Haddad"].name == "Yusuf Haddad"
+
+
+def test_a_sentence_that_names_no_one_goes_on_from_the_one_before() -> None:
+    chat = conversation(
+        ("assistant", "Do you have a mortgage?"),
+        ("user", "Yes, I have one with Northgate Building Society. Fixed at 3.4% until 2027."),
+        ("user", "Sam met Jo at the bank. Fixed at 2% for five years."),
+    )
+    said = (1, "Fixed at 3.4% until 2027")
+    value = "Fixed at 3.4% until 2027"
+    assert ground(
+        chat, "Northgate Building Society", "schema:description", said, value=value
+    ).grounded
+    assert not ground(chat, "Halden Bank", "schema:description", said, value=value).grounded
+    assert not ground(
+        chat, "Northgate Building Society", "schema:description", said, value="Fixed at 4%"
+    ).grounded
+    # two people before it: which one is not said
+    two = (2, "Fixed at 2% for five years")
+    assert not ground(chat, "Sam", "schema:description", two, value="Fixed at 2%").grounded
