@@ -226,7 +226,8 @@ def test_a_name_given_later_in_the_turn_settles_its_pronouns() -> None:
     d = chat(
         "The electrics are a separate job, Juno does those.",
         "Juno?",
-        "Juno Electrics, a two-person firm. Funny, our dog is also called Juno. She hates the drilling.",
+        "Juno Electrics, a two-person firm. Funny, our dog is also called Juno."
+        " She hates the drilling.",
     )
     assert whom(d, 2, "She") == ["juno"]  # the dog, not the firm
     assert whom(d, 2, "Juno Electrics") == ["juno electrics"]
