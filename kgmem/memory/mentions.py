@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 from itertools import pairwise
 from types import MappingProxyType
@@ -304,9 +304,18 @@ class _Reader:
             raw.negates
             and raw.start < end  # "never let us down" after "Pets" negates the letting
             and not any(a <= raw.start and raw.end <= b for a, b in spans)
+            and not self._corrected(raw, occurrence)
             for clause in {t.clause for t in occurrence}
             for raw in self.doc.clause(clause)
         )
+
+    def _corrected(self, cue: Token, occurrence: Occurrence) -> bool:
+        """ "not a poodle, a Maltese": a "not" that opens a phrase denies that phrase; what
+        a comma sets after it is the correction ("I do not, in fact, like jazz" denies)."""
+        text = self.doc.text
+        before = text[: cue.start].rstrip()
+        opens = not before or before[-1] in ",;:.!?" or before.casefold().endswith(" no")
+        return cue.norm == "not" and opens and "," in text[cue.end : occurrence[0].start]
 
 
 def _keys(target: Target, term: str) -> set[tuple[str, ...]]:
@@ -464,7 +473,13 @@ def _spoken(
         and not (r.resolved and r.candidates[0] == names)
         and not (r.group and names in r.candidates)  # "we": the speaker and company
     ]
-    return None if others else (read.words[0],)
+    return None if others else _stand_in(read.words[0])
+
+
+def _stand_in(word: Token) -> Occurrence:
+    """Where a subject named outside a quote stands in it: before its first word, taking no
+    word of it ("not a poodle, a Maltese" keeps its "not")."""
+    return (replace(word, end=word.start, negates=False),)
 
 
 def _continued(
@@ -484,7 +499,7 @@ def _continued(
     if len({r.ids for r in before}) != 1:
         return None
     # it stands where the sentence that goes on from it starts
-    return (read.words[0],) if _refers(before[0], target, subject, read.taken()) else None
+    return _stand_in(read.words[0]) if _refers(before[0], target, subject, read.taken()) else None
 
 
 def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:
@@ -509,7 +524,7 @@ def _answered(read: _Reader, target: Target, subject: str) -> Occurrence | None:
         for names, is_person in zip(r.candidates, r.persons, strict=True)
         if is_person == person
     }
-    return None if others else (first,)
+    return None if others else _stand_in(first)
 
 
 def explicit_mismatches(

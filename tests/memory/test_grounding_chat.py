@@ -486,3 +486,16 @@ def test_a_sentence_that_names_no_one_goes_on_from_the_one_before() -> None:
     # two people before it: which one is not said
     two = (2, "Fixed at 2% for five years")
     assert not ground(chat, "Sam", "schema:description", two, value="Fixed at 2%").grounded
+
+
+def test_a_denial_that_corrects_the_question_is_about_what_it_asked() -> None:
+    chat = conversation(
+        ("user", "We're getting a hypoallergenic dog, a poodle called Biscuit."),
+        ("assistant", "Ha! Are you sure about the poodle? Some people still react."),
+        ("user", "Actually no, not a poodle, a Maltese. Biscuit is a Maltese."),
+    )
+    said = (2, "not a poodle, a Maltese")
+    assert ground(chat, "Biscuit", "schema:description", said, value="a Maltese").grounded
+    # the denied value stays denied; another dog is not what was asked about
+    assert not ground(chat, "Biscuit", "schema:description", said, value="a poodle").grounded
+    assert not ground(chat, "Rex", "schema:description", said, value="a Maltese").grounded

@@ -570,6 +570,7 @@ class Discourse:
         nouns that describe it there."""
         doc, text = self.docs[index], self.turns[index].text
         said = {k for group in self._known for k in group}  # the caller's own names
+        said_words = {w for k in said for w in k}
         lexicon = set(said)
         lexicon |= {k for e in self._live() for k in e.names}
         partials = {(n[0],) for k in lexicon for n in [k] if len(n) > 1}
@@ -577,7 +578,10 @@ class Discourse:
         kin_names = {(k,) for k in _KIN_NAMES}
         words = doc.tokens
         candidates = [
-            (f, t) for _, _, f, t in _capitalized_runs(text, doc, lexicon | partials | kin_names)
+            (f, t)
+            for _, _, f, t in _capitalized_runs(text, doc, lexicon | partials | kin_names)
+            # "a Maltese", "an Audi": a kind of thing, no one's name
+            if not (f > 0 and words[f - 1].norm in {"a", "an"} and words[f].norm not in said_words)
         ]
         by_first: dict[str, list[Key]] = {}
         for key in lexicon:
