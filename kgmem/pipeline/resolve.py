@@ -150,8 +150,11 @@ class _Run:
         for name in mention.names:
             for candidate in self._resolver.candidates(self._ctx.uid, name):
                 found.setdefault(candidate.iri, self._load(candidate.iri))
+        # the pass's own entities by the keys the kg graph would find them by, so "Haddad &
+        # Co." binds the "Haddad & Co. Ltd" an earlier draft of the pass named, as it would
+        # once that draft is committed
         for known in self.entities.values():
-            if known.bound and known.keys & mention.keys:
+            if known.bound and known.lookup & mention.lookup:
                 found.setdefault(known.iri, known)
         return list(found.values())
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rdflib import Literal, URIRef
 
-from kgmem.memory.entities import name_key, self_entity
+from kgmem.memory.entities import key_variants, name_key, self_entity
 from kgmem.ontology import EffectiveOntology
 from kgmem.pipeline.proposals import EntityCandidate
 from kgmem.pipeline.resolve_mentions import Mention, Scene, value_key
@@ -48,6 +48,12 @@ class Known:
     @property
     def keys(self) -> set[str]:
         return self.stored | set(self.written)
+
+    @property
+    def lookup(self) -> set[str]:
+        """The keys a name finds it by, as the kg graph's ``kgm:nameKey`` index has them
+        (a company's name also without its legal form: "Acme Ltd" is found as "Acme")."""
+        return self.stored | {v for n in self.written.values() for v in key_variants(n)}
 
 
 def read_known(iri: URIRef, rows: Iterable[Mapping[str, Term]]) -> Known:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from rdflib import URIRef
 
-from kgmem.memory.entities import is_self_mention, name_key
+from kgmem.memory.entities import is_self_mention, key_variants, name_key
 from kgmem.memory.model import DraftMemory
 from kgmem.memory.planning import expand_term
 
@@ -37,6 +37,11 @@ class Mention:
     @property
     def keys(self) -> frozenset[str]:
         return frozenset(name_key(n) for n in self.names)
+
+    @property
+    def lookup(self) -> frozenset[str]:
+        """The keys its names are looked up by (see :func:`key_variants`)."""
+        return frozenset(v for n in self.names for v in key_variants(n))
 
     @property
     def every_type(self) -> tuple[URIRef, ...]:
