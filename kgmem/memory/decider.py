@@ -86,11 +86,14 @@ class BatchResult:
 
 @dataclass
 class Work:
-    """What one draft will write, gathered while deciding."""
+    """What one draft will write, gathered while deciding, and the plan it was decided on
+    (None when it was refused before a decision: a caller deciding drafts side by side, as
+    consolidation's reconcile does, asks which active claims it weighed)."""
 
     change_add: list[Quad]
     change_remove: list[Quad]
     result: ItemResult
+    plan: DraftPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -378,4 +381,4 @@ class Decider:
             weakened,
             contradicts,
         )
-        return Work(self.add + quads, self.remove, result)
+        return Work(self.add + quads, self.remove, result, self.plan)

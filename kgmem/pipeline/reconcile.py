@@ -12,7 +12,12 @@ commit, with the pass).
 Drafts of one pass are decided against the same store, so two of them must not change the
 same thing: a draft that would create a claim another draft of the pass creates, or change
 a node another draft changes, is *deferred* — queued again at commit, it is decided by the
-next pass against what this one committed (where it folds in as DISCARD or MERGE).
+next pass against what this one committed (where it folds in as DISCARD or MERGE). So is a
+draft the gate would weigh against a claim an earlier draft of the pass makes (the store
+with the earlier drafts' changes laid over it says which, by the gate's own lookup): a
+newer value of a single-valued slot, or one whose evidence says the world changed ("since
+April I'm a senior researcher"), is decided next against the older value it may close, as
+the foreground gate decides the second of two drafts.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from rdflib import URIRef
 from kgmem.errors import OntologyError
 from kgmem.memory.decider import Actor, Outcome, Work
 from kgmem.memory.decisions import Decisions
+from kgmem.memory.overlay import BatchView
+from kgmem.memory.prepass import ExistingClaim
 from kgmem.ontology import DeltaPatch, EffectiveOntology
 from kgmem.pipeline.assemble import delta_patch
 from kgmem.pipeline.ports import PassPorts
@@ -87,6 +94,7 @@ class ReconcileStage:
         at = ctx.clock.now()
         patch = delta_patch(ctx.uid, work, at)
         effective, notes = self._effective(ctx.uid, patch, work)
+        slots = _Slots(self._ports, ctx, effective)
         dropped: list[Dropped] = []
         gate, mode = self._ports.gate, self._ports.gate.mode(ctx.uid)
         decided: list[Decided] = []
@@ -112,12 +120,18 @@ class ReconcileStage:
                 refusals += refusal_quads(ctx, entry, result.result.reasons)
                 continue
             keys, touches = _claim_keys(result.change_add), _touched(result)
-            if keys & claims or touches & changed or removed & set(result.change_remove):
+            if (
+                keys & claims
+                or touches & changed
+                or removed & set(result.change_remove)
+                or slots.weighs_on_pass(result)
+            ):
                 deferred.append(entry)
                 continue
             claims |= keys
             changed |= touches
             removed |= set(result.change_remove)
+            slots.apply(result)
             decided.append(_decided(entry.key, result))
         out = Reconciled(
             decided=tuple(decided),
@@ -145,6 +159,35 @@ class ReconcileStage:
                 Dropped(key=k, stage=self.name, code="schema", message=why) for k in users
             ]
         return effective, []
+
+
+class _Slots:
+    """The active claims the gate weighs a draft against, in the store and in the store as
+    the pass's drafts decided so far will leave it."""
+
+    def __init__(
+        self, ports: PassPorts, ctx: PassContext, effective: EffectiveOntology | None
+    ) -> None:
+        self._gate, self._uid = ports.gate, ctx.uid
+        self._effective = effective or ports.ontology.effective(ctx.uid)
+        self._view = BatchView(ctx.store)
+
+    def apply(self, work: Work) -> None:
+        self._view.apply(work.change_add, work.change_remove)
+
+    def weighs_on_pass(self, work: Work) -> bool:
+        """Whether the gate, had the earlier drafts been committed, would weigh ``work``'s
+        draft against a claim one of them makes (decided against the store, it did not)."""
+        plan = work.plan
+        if plan is None or not plan.claims or not self._view:
+            return False
+        stored = {_weighed(e) for e in self._gate.existing(self._uid, plan, self._effective)}
+        after = self._gate.existing(self._uid, plan, self._effective, store=self._view)
+        return any(_weighed(e) not in stored for e in after)
+
+
+def _weighed(claim: ExistingClaim) -> tuple[URIRef, URIRef]:
+    return claim.memory, claim.claim.iri
 
 
 def refusal_quads(ctx: PassContext, entry: PassDraft, reasons: Sequence[str]) -> list[Quad]:
