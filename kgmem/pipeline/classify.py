@@ -29,7 +29,10 @@ gate, which maps it to the user's own entity.
 A provisional type is also checked against what the same model answer says the mention is
 (:mod:`~kgmem.pipeline.answer_types`: its typing claims in any of its drafts, those ground
 refused included, which are never facts): disjoint with it, the answer contradicts itself
-and the draft is dropped with ``self_contradictory_type`` instead of typed by a guess.
+and the draft is dropped with ``self_contradictory_type`` instead of typed by a guess. The
+classes its typings give a mention citing the draft's own words
+(:func:`~kgmem.pipeline.answer_types.quoted_types`) are kept on the pass draft as ``said``:
+never written, but checked as a draft's types are (resolve, reconcile).
 
 Typing claims (predicate ``rdf:type``, "a", "type", "is a") are not relations: their object
 is classified as a class and becomes a type of the subject's entity, and the claim leaves
@@ -55,7 +58,14 @@ from kgmem.memory.entities import SELF_MENTIONS as USER_MENTIONS
 from kgmem.memory.entities import is_self_mention, name_key
 from kgmem.memory.model import ClaimDraft, DraftMemory, EntityDraft
 from kgmem.ontology import EffectiveOntology, TermKind, delta_term
-from kgmem.pipeline.answer_types import is_typing, said_types, self_contradiction
+from kgmem.pipeline.answer_types import (
+    QuoteSpans,
+    is_typing,
+    quoted_types,
+    said_classes,
+    said_types,
+    self_contradiction,
+)
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import NO_TERM, TermCandidate, TermChoice
@@ -363,17 +373,25 @@ class ClassifyStage:
 
     def run_item(self, ctx: PassContext, state: PassState, item: ItemKey) -> ItemResult:
         current = worklist(state, before=StageName.CLASSIFY).draft(item)
-        said = said_types(worklist(state, before=StageName.GROUND), item)
-        result = self.classify(ctx.uid, current, said)
+        extracted = worklist(state, before=StageName.GROUND)
+        said = said_types(extracted, item)
+        quoted = quoted_types(extracted, item, QuoteSpans(self._ports.sources, ctx.uid))
+        result = self.classify(ctx.uid, current, said, quoted)
         for note in result.notes:
             _log.info("classify %s: %s %r: %s", item, note.role, note.surface, note.reason)
         return ItemResult(value=result.work.to_json())
 
     def classify(
-        self, uid: str, item: PassDraft, said: Mapping[str, tuple[str, ...]] | None = None
+        self,
+        uid: str,
+        item: PassDraft,
+        said: Mapping[str, tuple[str, ...]] | None = None,
+        quoted: Mapping[str, tuple[str, ...]] | None = None,
     ) -> ClassifiedDraft:
         """One draft rewritten onto ontology terms (or dropped), with its undeclared terms;
-        ``said``: mention name key -> the class surfaces the same model answer gives it."""
+        ``said``: mention name key -> the class surfaces the same model answer gives it;
+        ``quoted``: those of them its typings give citing the draft's own words, kept on the
+        pass draft as the classes they name (its ``said``)."""
         effective = self._ports.ontology.effective(uid)
         matchers = self._matchers_for(uid, effective)
         session = _Session(
@@ -386,7 +404,10 @@ class ClassifyStage:
                 key=item.key, stage=StageName.CLASSIFY, code=drop.code.value, message=drop.message
             )
             return ClassifiedDraft(Worklist(dropped=(dropped,)), tuple(session.notes))
-        rewritten = item.model_copy(update={"draft": draft, "inferred": inferred})
+        matcher = matchers[TermKind.CLASS]
+        named = {k: said_classes(effective, matcher, v) for k, v in (quoted or {}).items()}
+        kept = {k: tuple(map(str, v)) for k, v in named.items() if v}
+        rewritten = item.model_copy(update={"draft": draft, "inferred": inferred, "said": kept})
         work = Worklist(drafts=(rewritten,), undeclared=tuple(session.undeclared.values()))
         return ClassifiedDraft(work, tuple(session.notes))
 

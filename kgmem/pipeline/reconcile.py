@@ -4,7 +4,11 @@
 planning, DISCARD/MERGE/CREATE, contradictions (supersede, quarantine, weaken), the user's
 write mode — with the pass's entity bindings (:class:`~kgmem.pipeline.resolve.PassResolver`),
 the ontology as the pass's schema delta will make it, and the terms assemble deferred (such a
-memory waits as pending with its vocabulary proposal). Nothing is written: each draft's
+memory waits as pending with its vocabulary proposal). The gate plans the draft as the model
+proposed it (:meth:`~kgmem.pipeline.worklist.PassDraft.proposed`: with the classes its
+answer said its mentions are), so what the gate checks a draft's types against it checks
+them against here too: a name the chat makes a person ("my colleague Claire Fontaine"),
+said to be an organization, is refused as the gate refuses it. Nothing is written: each draft's
 change travels to validate and commit as N-Quads. A refused draft is dropped with its
 reasons and, as at the foreground gate, its refusal is a decision in the feed (written at
 commit, with the pass).
@@ -107,7 +111,7 @@ class ReconcileStage:
             result = gate.decide(
                 ctx.uid,
                 index,
-                entry.draft,
+                entry.proposed(),
                 Actor.CONSOLIDATION,
                 mode,
                 ctx.uid,

@@ -4,23 +4,27 @@ Every name a draft uses (claim subjects and objects, its entities and their alia
 the user, whom the write gate maps to their own entity) is bound to one entity. Candidates
 come from the user's kg graph by name or alias and from the entities already bound in this
 pass, so two drafts naming one new person bind to one new entity. Candidates whose types are
-disjoint with a type the draft states for the mention are set aside (a "Mercury" typed as a
-planet never binds to the element or the company). A type classify only inferred from a
-claim's predicate sets nothing aside: "I work for Bea Hart" does not make the known person
-Bea Hart an organization, it binds to her, the inferred type is dropped and validation
-refuses the claim for the predicate's range. Of the rest, one must be the unique best: at
-least as good as every other on an exact name (over an alias), context (relations in the kg
-graph to the other things the draft names, matching attributes) and agreeing types (stated
-or inferred), and better on one. A tie goes to the model (``ResolveTieBreak``) when one is
-configured, and its answer must be an offered id or "new"; without a model a tie is a new
-entity, because merging two different things is worse than keeping one thing twice.
+disjoint with a type the draft states for the mention, or with a class the model's answer
+says it is where the draft cites it (the pass draft's ``said``, never written), are set
+aside (a "Mercury" typed as a planet never binds to the element or the company); so is an
+entity of this pass that another mention was said to be of a disjoint class. A type
+classify only inferred from a claim's predicate sets nothing aside: "I work for Bea Hart"
+does not make the known person Bea Hart an organization, it binds to her, the inferred type
+is dropped and validation refuses the claim for the predicate's range. Of the rest, one
+must be the unique best: at least as good as every other on an exact name (over an alias),
+context (relations in the kg graph to the other things the draft names, matching
+attributes) and agreeing types (stated or inferred), and better on one. A tie goes to the
+model (``ResolveTieBreak``) when one is configured, and its answer must be an offered id or
+"new"; without a model a tie is a new entity, because merging two different things is
+worse than keeping one thing twice.
 
 When every candidate is set aside, the write gate's tie rule still applies
 (:meth:`~kgmem.memory.entities.EntityResolver.ties`): a name that is the speaker of a
 message the draft cites, or of which the draft states a fact the candidate already has, is
-that known entity whatever type the draft gives it. It binds there, and reconcile refuses the
-draft with the disjointness (:func:`~kgmem.memory.entities.type_clashes`): never a second
-entity of that name, never a silent retype.
+that known entity whatever type the draft gives it (or its answer says). It binds there,
+and reconcile refuses the draft with the disjointness
+(:func:`~kgmem.memory.entities.type_clashes`): never a second entity of that name, never a
+silent retype.
 
 New entities are written as shells (``kgm:Shell``) into the pass's proposal graph, in one
 commit that also removes the shells an earlier failed attempt left. They reach the kg graph
@@ -110,7 +114,7 @@ class _Run:
         scene = draft_scene(entry.draft, self._ctx.uid)
         ties = _Ties(self._resolver, self._ctx.uid, lambda: self.mention_context(entry.draft))
         bindings: dict[str, EntityBinding] = {}
-        for mention in draft_mentions(entry.draft, self._ctx.uid, entry.inferred):
+        for mention in draft_mentions(entry.draft, self._ctx.uid, entry.inferred, entry.said):
             known, reason = self._decide(mention, scene, ties)
             kept = self._kept(known, mention)
             self._learn(known, mention, scene, kept)
@@ -125,7 +129,9 @@ class _Run:
 
     def _decide(self, mention: Mention, scene: Scene, ties: _Ties) -> tuple[Known, str]:
         found = self._candidates(mention)
-        fits = [k for k in found if types_compatible(k.types, mention.types, self._effective)]
+        fits = [
+            k for k in found if types_compatible(k.types | k.said, mention.vetoes, self._effective)
+        ]
         aside = len(found) - len(fits)
         note = f"; {aside} candidate(s) of disjoint types set aside" if aside else ""
         if not found:
@@ -190,6 +196,7 @@ class _Run:
         for cls in kept:
             if types_compatible(known.types, [cls], self._effective):
                 known.types.add(cls)
+        known.said |= set(mention.said)
         known.links |= scene.keys - mention.keys
         if scene.user:
             known.linked.add(self_entity(self._ctx.uid))
@@ -292,7 +299,10 @@ class PassResolver(EntityResolver):
             self._queries["pipeline/entity_context"], {"graph": UserGraphs(uid).kg, "entity": iri}
         )
         stored = read_known(iri, rows)
-        clashes = type_clashes(iri, stored.types, name, classes, effective)
+        # a class the answer said the mention is, disjoint with the entity's, is refused
+        # as a type the draft gives it would be (it is never written either way)
+        said = [URIRef(t) for t in binding.said if URIRef(t) not in classes]
+        clashes = type_clashes(iri, stored.types, name, [*classes, *said], effective)
         refused = {v.value for v in clashes}
         added = [t for t in classes if t not in stored.types and t not in refused]
         quads = entity_quads(uid, iri, None, added, more, set(stored.written.values()))
@@ -311,6 +321,7 @@ def _binding(
     (so each draft's memory creates it alike); an existing one's, the names it lacks. Both
     carry the types the draft gives the entity (``kept``)."""
     types = tuple(str(t) for t in kept)
+    said = tuple(str(t) for t in mention.said)
     if known.created:
         canonical = name_key(known.name)
         aliases = tuple(n for n in mention.names if name_key(n) != canonical)
@@ -321,9 +332,12 @@ def _binding(
             types=types,
             aliases=aliases,
             reason=reason,
+            said=said,
         )
     aliases = tuple(n for n in mention.names if name_key(n) not in known.stored)
-    return EntityBinding(name=name, iri=str(known.iri), types=types, aliases=aliases, reason=reason)
+    return EntityBinding(
+        name=name, iri=str(known.iri), types=types, aliases=aliases, reason=reason, said=said
+    )
 
 
 def _shell(known: Known, graph: URIRef) -> list[Quad]:

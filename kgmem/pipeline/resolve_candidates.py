@@ -39,6 +39,7 @@ class Known:
     stored: set[str] = field(default_factory=set)  # name keys the kg graph has
     written: dict[str, str] = field(default_factory=dict)  # every name it goes by, by key
     types: set[URIRef] = field(default_factory=set)
+    said: set[URIRef] = field(default_factory=set)  # what this pass's answers said it is
     links: set[str] = field(default_factory=set)  # name keys of entities it is related to
     linked: set[URIRef] = field(default_factory=set)  # and their IRIs
     values: set[tuple[URIRef, str]] = field(default_factory=set)  # its attributes

@@ -33,6 +33,9 @@ class Mention:
     names: tuple[str, ...]
     types: tuple[URIRef, ...]  # stated by the draft
     inferred: tuple[URIRef, ...] = ()  # from a claim's predicate alone: provisional
+    #: what the model's answer says it is where the draft cites it (the pass draft's
+    #: ``said``): never written, but a known entity of a disjoint type is not this one
+    said: tuple[URIRef, ...] = ()
 
     @property
     def keys(self) -> frozenset[str]:
@@ -42,6 +45,11 @@ class Mention:
     def lookup(self) -> frozenset[str]:
         """The keys its names are looked up by (see :func:`key_variants`)."""
         return frozenset(v for n in self.names for v in key_variants(n))
+
+    @property
+    def vetoes(self) -> tuple[URIRef, ...]:
+        """The types a candidate must not be disjoint with: stated, and said."""
+        return (*self.types, *self.said)
 
     @property
     def every_type(self) -> tuple[URIRef, ...]:
@@ -66,11 +74,15 @@ def value_key(text: str) -> str:
 
 
 def draft_mentions(
-    draft: DraftMemory, uid: str, inferred: Mapping[str, Sequence[str]] | None = None
+    draft: DraftMemory,
+    uid: str,
+    inferred: Mapping[str, Sequence[str]] | None = None,
+    said: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Mention]:
     """The things ``draft`` names, declared entities first; names a draft declares as aliases
     of each other (directly or through a third) are one thing. ``inferred`` holds, by entity
-    name key, which of its types classify inferred (see the module docstring)."""
+    name key, which of its types classify inferred (see the module docstring); ``said``, by
+    name key, the classes the model's answer says it is (:attr:`Mention.said`)."""
     named = [_named(e.name, e.aliases, e.types, inferred or {}) for e in draft.entities]
     for claim in draft.claims:
         named += [Mention((n,), ()) for n in (claim.subject, claim.object) if n is not None]
@@ -93,7 +105,7 @@ def draft_mentions(
         at = groups.index(joined[0]) if joined else len(groups)
         groups = [g for g in groups if g not in joined]
         groups.insert(at, mention)
-    return [_settled(m) for m in groups]
+    return [_settled(m, said or {}) for m in groups]
 
 
 def _named(
@@ -109,11 +121,13 @@ def _named(
     return Mention((name, *aliases), stated, tuple(t for t in iris if t in guessed))
 
 
-def _settled(mention: Mention) -> Mention:
-    """Each type once; a type one name states and another only infers is stated."""
+def _settled(mention: Mention, said: Mapping[str, Sequence[str]]) -> Mention:
+    """Each type once; a type one name states and another only infers is stated; the
+    classes the answer says any of its names is."""
     stated = tuple(dict.fromkeys(mention.types))
     inferred = tuple(t for t in dict.fromkeys(mention.inferred) if t not in stated)
-    return Mention(mention.names, stated, inferred)
+    named = (URIRef(t) for n in mention.names for t in said.get(name_key(n), ()))
+    return Mention(mention.names, stated, inferred, tuple(dict.fromkeys(named)))
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:

@@ -47,6 +47,9 @@ class EntityBinding(_Model):
     types: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     reason: str = ""
+    #: classes the model's answer says the mention is (never written; the gate refuses one
+    #: disjoint with a known entity's type, as it refuses a draft's type)
+    said: tuple[str, ...] = ()
 
 
 class PassDraft(_Model):
@@ -63,6 +66,29 @@ class PassDraft(_Model):
     bindings: dict[str, EntityBinding] = {}
     #: terms assemble deferred: the memory waits for a vocabulary decision
     deferred_terms: tuple[str, ...] = ()
+    #: mention name key -> the classes the same answer's typings give it, citing words the
+    #: draft cites (:func:`~kgmem.pipeline.answer_types.quoted_types`): what the model says
+    #: the mention is, never written, but checked as a draft's types are at the gate
+    said: dict[str, tuple[str, ...]] = {}
+
+    def proposed(self) -> DraftMemory:
+        """The draft as the model proposed it: its entities with the classes the answer
+        said they are (``said``) beside their own types. The write gate plans this one, so
+        a said class is checked as a type is (a person the chat describes, said to be an
+        organization, is a mislabel); the pass's bindings decide what is written."""
+        if not self.said:
+            return self.draft
+        entities = list(self.draft.entities)
+        for key, classes in self.said.items():
+            at = next((n for n, e in enumerate(entities) if _names(e, key)), None)
+            if at is None:
+                name = _mention(self.draft, key)
+                if name is not None:
+                    entities.append(EntityDraft(name=name, types=classes))
+                continue
+            types = tuple(dict.fromkeys((*entities[at].types, *classes)))
+            entities[at] = entities[at].model_copy(update={"types": types})
+        return self.draft.model_copy(update={"entities": tuple(entities)})
 
     def stated(self) -> DraftMemory:
         """The draft with only the entity types it states: what is queued again, since the
@@ -71,6 +97,16 @@ class PassDraft(_Model):
             return self.draft
         entities = tuple(_stated(e, self.inferred) for e in self.draft.entities)
         return self.draft.model_copy(update={"entities": entities})
+
+
+def _names(entity: EntityDraft, key: str) -> bool:
+    return any(name_key(n) == key for n in (entity.name, *entity.aliases))
+
+
+def _mention(draft: DraftMemory, key: str) -> str | None:
+    """The claim subject or object of ``draft`` that ``key`` is the key of."""
+    ends = (n for c in draft.claims for n in (c.subject, c.object) if n is not None)
+    return next((n for n in ends if name_key(n) == key), None)
 
 
 def _stated(entity: EntityDraft, inferred: Mapping[str, tuple[str, ...]]) -> EntityDraft:

@@ -4,6 +4,10 @@ one through the gate end.
 
 - a change the chat states closes the older value's valid time, also when both statements
   are in one pass (the later one is decided by the next pass, against the committed one);
+- what the answer says a mention is ("Mercury ... the planet I mean", "our dog is also
+  called Juno") keeps a known entity of a disjoint type apart, and is checked against what
+  the chat says of it ("my colleague Claire Fontaine", typed as an organization, is
+  refused as a mislabel);
 - a company named with and without its legal form is one entity, also within one pass.
 """
 
@@ -18,13 +22,14 @@ from rdflib import Literal, URIRef
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
 from kgmem.memory.decider import Actor, Outcome
+from kgmem.memory.decisions import Action
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.pipeline import Consolidation, ExtractClaims, PassRecord, PassStatus, StageName
 from kgmem.pipeline.reconcile import Reconciled
-from kgmem.vocab import KGM
-from tests.pipeline.passes import UID, G, consolidation, memories
+from kgmem.vocab import KGM, RC, SDO
+from tests.pipeline.passes import UID, G, consolidation, memories, types_of
 from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, quote
 
 CHAT = "lyon"
@@ -160,6 +165,117 @@ def test_a_second_value_of_a_slot_that_holds_several_is_decided_in_the_same_pass
         "UX researcher": (MemoryStatus.ACTIVE, None),
         "part-time lecturer": (MemoryStatus.ACTIVE, None),
     }
+
+
+# -- what the answer says a mention is ---------------------------------------------------
+
+
+def test_a_colleague_the_chat_makes_a_person_said_to_be_an_organization_is_refused(
+    services: Services, clock: FixedClock
+) -> None:
+    text = "Internet is covered: my colleague Claire Fontaine lent me her old hotspot."
+    [said] = _say(services, clock, ("user", text))
+    known = _gate(
+        services,
+        said,
+        title="Claire Fontaine is a colleague",
+        claims=[{"subject": "I", "predicate": "schema:colleague", "object": "Claire Fontaine"}],
+        entities=[{"name": "Claire Fontaine", "types": ["schema:Person"]}],
+        evidence=["my colleague Claire Fontaine"],
+    )
+    lent = quote("S1", "my colleague Claire Fontaine lent me her old hotspot")
+    answer = [
+        claim("Claire Fontaine", "schema:description", lent, value="lent me her old hotspot"),
+        # the lie: no quote says so (ground refuses it), and the chat says she is a person
+        claim("Claire Fontaine", "rdf:type", lent, object="schema:Organization"),
+    ]
+    pipeline, [record] = _run(services, clock, answer)
+    state = pipeline.checkpoints.state(UID, record.pass_id)
+    reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE))
+    [refused] = reconciled.dropped
+    assert refused.code == "disjoint"
+    assert str(SDO.Person) in refused.message and str(SDO.Organization) in refused.message
+    assert set(memories(services)) == {known.title}
+    [claire] = _named(services, "Claire Fontaine")
+    assert types_of(services, claire) == {SDO.Person}
+    # the refusal is in the decisions feed, as the gate's is
+    assert any(d.action is Action.REFUSE for d in services.gate.decisions.feed(UID, 10))
+
+
+def test_a_planet_and_a_message_broker_named_mercury_stay_two_entities(
+    services: Services, clock: FixedClock
+) -> None:
+    broker, planet = (
+        "ledger-api publishes events to Mercury, which is our internal message broker.",
+        "My daughter asked me about Mercury for a school project, the planet I mean.",
+    )
+    first, _ = _say(services, clock, ("user", broker), ("user", planet))
+    _gate(
+        services,
+        first,
+        title="Mercury is the message broker",
+        claims=[
+            {
+                "subject": "Mercury",
+                "predicate": "schema:description",
+                "value": "our internal message broker",
+            }
+        ],
+        entities=[{"name": "Mercury", "types": ["schema:SoftwareApplication"]}],
+        evidence=["Mercury, which is our internal message broker"],
+    )
+    said = quote("S2", "Mercury for a school project, the planet I mean")
+    answer = [
+        claim("Mercury", "schema:description", said, value="the planet", statement="Planet"),
+        claim("Mercury", "rdf:type", said, object="rc:Planet"),
+    ]
+    _run(services, clock, answer)
+    named = _named(services, "Mercury")
+    assert len(named) == 2
+    assert {frozenset(types_of(services, e)) for e in named} == {
+        frozenset({SDO.SoftwareApplication}),
+        frozenset({RC.Planet, SDO.Thing}),
+    }
+    [held] = [e for e in named if RC.Planet in types_of(services, e)]
+    assert held in memories(services)["Planet"].about
+
+
+def test_a_dog_named_like_a_firm_is_not_the_firm(services: Services, clock: FixedClock) -> None:
+    text = (
+        "Juno Electrics, a two-person firm down the road. "
+        "Funny, because our dog is also called Juno."
+    )
+    [said] = _say(services, clock, ("user", text))
+    firm = _gate(
+        services,
+        said,
+        title="Juno Electrics",
+        claims=[
+            {
+                "subject": "Juno Electrics",
+                "predicate": "schema:description",
+                "value": "a two-person firm down the road",
+            }
+        ],
+        entities=[
+            {"name": "Juno Electrics", "types": ["schema:Organization"], "aliases": ["Juno"]}
+        ],
+        evidence=["Juno Electrics, a two-person firm down the road"],
+    )
+    dog = quote("S1", "our dog is also called Juno")
+    answer = [
+        claim("Juno", "schema:description", dog, value="our dog", statement="Juno is the dog"),
+        # no quote names the class (ground refuses the typing), but it says which Juno
+        claim("Juno", "rdf:type", dog, object="rc:DomesticPet"),
+    ]
+    _run(services, clock, answer)
+    [known] = firm.about
+    pet = memories(services)["Juno is the dog"]
+    assert pet.status is MemoryStatus.ACTIVE and known not in pet.about
+    assert len(_named(services, "Juno")) == 2
+    # the said class is no fact: the dog's entity is not typed by it
+    [juno] = [e for e in _named(services, "Juno") if e != known]
+    assert RC.DomesticPet not in types_of(services, juno)
 
 
 # -- legal forms -------------------------------------------------------------------------
