@@ -240,6 +240,38 @@ def test_a_planet_and_a_message_broker_named_mercury_stay_two_entities(
     assert held in memories(services)["Planet"].about
 
 
+def test_one_answer_naming_two_mercuries_makes_two_entities(
+    services: Services, clock: FixedClock
+) -> None:
+    """What a typing says holds where it is quoted: one answer may speak of two referents
+    of one name, each typed beside the words it cites."""
+    broker, planet = (
+        "ledger-api publishes events to Mercury, which is our internal message broker.",
+        "My daughter asked me about Mercury for a school project, the planet I mean.",
+    )
+    _say(services, clock, ("user", broker), ("user", planet))
+    said_broker = quote("S1", "Mercury, which is our internal message broker")
+    said_planet = quote("S2", "Mercury for a school project, the planet I mean")
+    answer = [
+        claim(
+            "Mercury",
+            "schema:description",
+            said_broker,
+            value="our internal message broker",
+            statement="Broker",
+        ),
+        claim("Mercury", "rdf:type", said_broker, object="schema:SoftwareApplication"),
+        claim("Mercury", "schema:description", said_planet, value="the planet", statement="Planet"),
+        claim("Mercury", "rdf:type", said_planet, object="rc:Planet"),
+    ]
+    _run(services, clock, answer)
+    found = memories(services)
+    [first], [second] = found["Broker"].about, found["Planet"].about
+    assert first != second
+    assert sorted(_named(services, "Mercury")) == sorted([first, second])
+    assert RC.Planet in types_of(services, second)
+
+
 def test_a_dog_named_like_a_firm_is_not_the_firm(services: Services, clock: FixedClock) -> None:
     text = (
         "Juno Electrics, a two-person firm down the road. "
