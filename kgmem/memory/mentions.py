@@ -418,6 +418,9 @@ def _subject_outside(
     if refers is None:
         why = f"{near.text!r} may refer to {_who(near)}: which one is not said"
         return None, (Mismatch.AMBIGUOUS, "subject", why)
+    sayer = None if refers else _sayer(read, near)
+    if sayer is not None and _refers(sayer, target, subject, read.taken()) is True:
+        return read.occurrence(sayer), None  # "Big Mike says [it should take six weeks]"
     return (read.occurrence(near), None) if refers else (None, missing)
 
 
@@ -474,6 +477,28 @@ def _spoken(
         and not (r.group and names in r.candidates)  # "we": the speaker and company
     ]
     return None if others else _stand_in(read.words[0])
+
+
+#: what reports a person's words or view ("Mike says it should take six weeks")
+_SAYING = frozenset(
+    {"says", "said", "say", "thinks", "thought", "reckons", "reckoned", "told", "tells",
+     "mentioned", "reports", "reported", "estimates", "estimated", "expects", "expected"}
+)  # fmt: skip
+
+
+def _sayer(read: _Reader, near: Ref) -> Ref | None:
+    """Who reports the clause that ``near`` (a thing's "it") opens, when the words right
+    before it are a name and a saying verb: "Big Mike says it should take six weeks" is
+    what Big Mike says."""
+    if read.reading is None or not near.pronoun or any(near.persons):
+        return None
+    words = [t for t in read.doc.tokens if t.end <= near.start and t.sentence == near.sentence]
+    if not words or words[-1].norm not in _SAYING:
+        return None
+    before = [r for r in read.reading.refs() if r.sentence == near.sentence and r.subject]
+    before = [r for r in before if r.end <= words[-1].start]
+    last = max(before, key=lambda r: r.start, default=None)
+    return last if last is not None and last.end >= words[-1].start - 1 else None
 
 
 def _stand_in(word: Token) -> Occurrence:

@@ -499,3 +499,18 @@ def test_a_denial_that_corrects_the_question_is_about_what_it_asked() -> None:
     # the denied value stays denied; another dog is not what was asked about
     assert not ground(chat, "Biscuit", "schema:description", said, value="a poodle").grounded
     assert not ground(chat, "Rex", "schema:description", said, value="a Maltese").grounded
+
+
+def test_what_someone_says_of_a_thing_is_what_they_say() -> None:
+    chat = conversation(
+        ("user", "The foreman is Michael Osei, everyone calls him Big Mike."),
+        ("assistant", "When does work start?"),
+        ("user", "Demolition on February 16th. Big Mike says it should take six weeks."),
+    )
+    said = (2, "should take six weeks")
+    value = "should take six weeks"
+    assert ground(chat, "Michael Osei", "schema:description", said, value=value).grounded
+    assert not ground(chat, "Dan Hale", "schema:description", said, value=value).grounded
+    assert not ground(
+        chat, "Michael Osei", "schema:description", said, value="should take two weeks"
+    ).grounded
