@@ -35,6 +35,7 @@ from functools import lru_cache
 
 from rdflib import URIRef
 
+from kgmem.memory.affirmations import affirmation_span, is_denial
 from kgmem.memory.discourse import Discourse, Identity, Kind, Speaker, Turn
 from kgmem.memory.grounding_types import (
     AUTHORITY_CONFIDENCE_CAPS,
@@ -51,9 +52,7 @@ from kgmem.memory.mentions import (
     WH_WORDS,
     Reading,
     Voice,
-    affirmation_span,
     explicit_mismatches,
-    is_denial,
     mentions,
     named_terms,
     refers_to,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgmem.memory.mentions import NameBook, Voice, affirmation_span, is_denial, mentions
+from kgmem.memory.affirmations import affirmation_span, is_denial
+from kgmem.memory.mentions import NameBook, Voice, mentions
 
 BOOK = NameBook(user="Alice", user_aliases=("Ali",), entities={"Robert": ("Bob", "Rob")})
 
