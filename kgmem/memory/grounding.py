@@ -49,13 +49,9 @@ from kgmem.memory.grounding_types import (
     RefusalCode,
 )
 from kgmem.memory.mentions import (
-    WH_WORDS,
-    Reading,
-    Voice,
     explicit_mismatches,
     mentions,
     named_terms,
-    refers_to,
     related_mismatches,
 )
 from kgmem.memory.model import (
@@ -67,6 +63,7 @@ from kgmem.memory.model import (
     SourceType,
     SupportKind,
 )
+from kgmem.memory.reader import WH_WORDS, Reading, Voice, refers_to
 from kgmem.memory.surface import Analysis, Token, analyse, find_phrase, locate_quote, phrase
 
 __all__ = [

@@ -11,15 +11,13 @@ from types import MappingProxyType
 from rdflib import URIRef
 
 from kgmem.memory.discourse import Identity, Kind
-from kgmem.memory.mentions import (
-    NameBook,
-)
 from kgmem.memory.model import (
     Authority,
     SourceRecord,
     SourceType,
     SupportKind,
 )
+from kgmem.memory.reader import NameBook
 from kgmem.memory.source_inputs import RECALL_TOOLS
 
 __all__ = [

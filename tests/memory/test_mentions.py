@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kgmem.memory.affirmations import affirmation_span, is_denial
-from kgmem.memory.mentions import NameBook, Voice, mentions
+from kgmem.memory.mentions import mentions
+from kgmem.memory.reader import NameBook, Voice
 
 BOOK = NameBook(user="Alice", user_aliases=("Ali",), entities={"Robert": ("Bob", "Rob")})
 
