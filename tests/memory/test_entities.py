@@ -11,7 +11,7 @@ from kgmem.memory.entities import key_variants
 from kgmem.memory.gate import Outcome
 from kgmem.ontology import ViolationKind
 from kgmem.vocab import KGM, RDF, SDO
-from tests.memory.world import ALICE, World
+from tests.memory.world import ALICE, World, claim_draft
 
 
 def described(
@@ -164,14 +164,8 @@ def test_a_university_is_one_whichever_way_round_it_is_said() -> None:
 
 
 def _gp(source: str, name: str, quote: str) -> dict[str, Any]:
-    return {
-        "kind": "semantic",
-        "title": f"{name} is the GP",
-        "confidence": 0.9,
-        "claims": [{"subject": name, "predicate": "schema:jobTitle", "value": "GP"}],
-        "entities": [{"name": name, "types": ["schema:Person"]}],
-        "evidence": [{"source": source, "quote": quote}],
-    }
+    person = {name: "schema:Person"}
+    return claim_draft(source, quote, name, "schema:jobTitle", types=person, value="GP")
 
 
 def test_a_title_and_a_surname_are_the_person_the_chat_named_in_full(world: World) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 from rdflib import Literal
@@ -16,7 +17,7 @@ from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.store import Changeset, RdfFormat, shapes_graph
 from kgmem.vocab import KGM, SDO
-from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
+from tests.memory.world import ALICE, EMPLOYER, NOW, World, claim_draft, works_at
 
 
 def test_user_statement_activates_with_exact_evidence(world: World) -> None:
@@ -521,18 +522,9 @@ def test_a_procedure_with_a_step_no_quote_states_is_refused(world: World) -> Non
     assert list(world.store.quads(ALICE.kg, None, KGM.instruction)) == []
 
 
-def _owns(source: str, owner: str, quote: str) -> dict[str, object]:
-    return {
-        "kind": "semantic",
-        "title": f"{owner} owns ledger-api",
-        "confidence": 0.9,
-        "claims": [{"subject": owner, "predicate": "schema:owns", "object": "ledger-api"}],
-        "entities": [
-            {"name": owner, "types": ["schema:Organization"]},
-            {"name": "ledger-api", "types": ["schema:SoftwareApplication"]},
-        ],
-        "evidence": [{"source": source, "quote": quote}],
-    }
+def _owns(source: str, owner: str, quote: str) -> dict[str, Any]:
+    types = {owner: "schema:Organization", "ledger-api": "schema:SoftwareApplication"}
+    return claim_draft(source, quote, owner, "schema:owns", types=types, object="ledger-api")
 
 
 def test_a_thing_that_moved_to_a_new_holder_leaves_the_old_one(world: World) -> None:

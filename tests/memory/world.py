@@ -103,3 +103,25 @@ def works_at(
         "evidence": [{"source": source, "quote": quote or f"I work at {company}"}],
         **extra,
     }
+
+
+def claim_draft(
+    source: str,
+    quote: str,
+    subject: str,
+    predicate: str,
+    *,
+    types: dict[str, str],
+    **target: str,
+) -> dict[str, Any]:
+    """A one-claim semantic draft, ``subject predicate`` ``object=`` or ``value=``, citing
+    ``quote`` of ``source``; ``types``: each named entity's class."""
+    said = target.get("object") or target.get("value")
+    return {
+        "kind": "semantic",
+        "title": f"{subject} {predicate} {said}",
+        "confidence": 0.9,
+        "claims": [{"subject": subject, "predicate": predicate, **target}],
+        "entities": [{"name": name, "types": [t]} for name, t in types.items()],
+        "evidence": [{"source": source, "quote": quote}],
+    }
