@@ -297,7 +297,9 @@ def main() -> None:
         print(
             f"locomo: {counts['used']} of {counts['found']} observations with a source turn"
             f" ({counts['unsourced']} name no turn of their conversation), none skipped;"
-            f" {counts['paraphrase']} share no words with their turn; {len(found)} cases"
+            f" {counts['paraphrase']} share no words with their turn; {len(found)} cases;"
+            f" {counts['reviewed']} reviewed, {counts['misattributed']} of them found not to"
+            " state their observation (scored as misattributions to refuse)"
         )
         cases += found
     if args.only:

@@ -38,11 +38,12 @@ MODES = {
     "restatement": ("restatement_folded", ("fold",)),
     "change": ("change_closed", ("close", "stand")),
     "ambiguous": ("ambiguity_held", ("hold",)),
+    "misattribution": ("misattribution_caught", ("refuse",)),
 }
 #: what each variant may be scored as
 VARIANT_MODES = {
     "true": ("true", "restatement", "change"),
-    "lie": ("invention", "mislabel", "restatement", "change"),
+    "lie": ("invention", "mislabel", "restatement", "change", "misattribution"),
     "ambiguous": ("ambiguous",),
 }
 ALSO = ("confirmed", "steps", "in_feed", "adjudicated")

@@ -17,6 +17,13 @@ cannot judge it:
 - the quote: the shortest span of the gold turn that states the value: the clause holding
   it (cut at ``. ! ? ; : ,`` and dashes), widened to the value; pronouns as they occur.
 
+A blind review (``benchmarks/locomo_review.json``, made without kgmem's results) judged
+whether each of the first 300 rendered quotes states its observation; those it found a
+paraphrase, a question, or said of another person (the addressee, a third person, the other
+speaker's turn) are scored as misattributions a gate must refuse (``misattribution_caught``),
+not as truths; the rest (stated, or the speaker's words said of a thing) stay true cases.
+An entry applies only to the observation it judged (``observation_sha1``).
+
 And, from the same rendering, two inventions: another observation's value of the same
 speaker the quote does not state (``unstated_value``), and the quote's first number
 changed (``changed_number``), both to be refused. An observation whose ``dia_id`` names no
@@ -26,6 +33,7 @@ said.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -134,12 +142,36 @@ def _draft(r: dict[str, Any], value: str, quote: str) -> dict[str, Any]:
     }
 
 
-def _case(n: int, r: dict[str, Any], kind: str, proposal: dict[str, Any]) -> dict[str, Any]:
+REVIEW = Path(__file__).resolve().parent / "locomo_review.json"
+#: what the review found a quote does not state
+MISATTRIBUTED = frozenset({"paraphrase", "question", "other_person"})
+
+
+def _reviewed(path: Path = REVIEW) -> dict[str, tuple[str, str]]:
+    """The review: case id -> (class, the judged observation's sha1 prefix)."""
+    if not path.is_file():
+        return {}
+    cases = json.loads(path.read_text())["cases"]
+    return {cid: (v["class"], v["observation_sha1"]) for cid, v in cases.items()}
+
+
+def _case(
+    n: int,
+    r: dict[str, Any],
+    kind: str,
+    proposal: dict[str, Any],
+    review: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, Any]:
     mode, expect = ("true", "keep") if kind == "true" else ("invention", "refuse")
     variant = "true" if kind == "true" else "lie"
+    cid = f"locomo/{r['chat']}/{n}/{kind}"
+    judged = (review or {}).get(cid)
+    digest = hashlib.sha1(r["fact"].encode()).hexdigest()[:12]
+    if kind == "true" and judged is not None and judged[1] == digest and judged[0] in MISATTRIBUTED:
+        mode, expect, variant, kind = "misattribution", "refuse", "lie", f"true:{judged[0]}"
     return {
         "format": "kgmem-realistic/1",
-        "id": f"locomo/{r['chat']}/{n}/{kind}",
+        "id": cid,
         "kind": "locomo",
         "phenomenon": "locomo",
         "variant": variant,
@@ -166,9 +198,12 @@ def locomo_cases(path: Path, limit: int) -> tuple[list[dict[str, Any]], Counter[
     chosen = [_render(f) for f in (facts[:limit] if limit else facts)]
     counts = Counter(found=len(facts), used=len(chosen), unsourced=unsourced)
     counts["paraphrase"] = sum(r["paraphrase"] for r in chosen)
+    review = _reviewed()
     out = []
     for n, r in enumerate(chosen):
-        out.append(_case(n, r, "true", _draft(r, r["value"], r["quote"])))
+        out.append(_case(n, r, "true", _draft(r, r["value"], r["quote"]), review))
+        counts["reviewed"] += out[-1]["id"] in review
+        counts["misattributed"] += out[-1]["mode"] == "misattribution"
         other = next(
             (
                 g

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from kgmem.memory.change import ending_stated
+from kgmem.memory.discourse import Ref
 from kgmem.memory.model import ClaimDraft
 from kgmem.memory.reader import (
     BOOLEAN_FLIPS,
@@ -22,6 +23,7 @@ from kgmem.memory.reader import (
     Reader,
     Reading,
     Voice,
+    refers,
 )
 from kgmem.memory.subjects import doubted, subject_outside
 from kgmem.memory.surface import (
@@ -94,7 +96,41 @@ def explicit_mismatches(
         return [(Mismatch.NEGATION, "negated", why)]
     if all(_asked(doc, occ) for occ in polar):
         return [(Mismatch.QUESTION, "quote", "asks rather than states the claim")]
+    owners = [_owner(read, occ) for occ in polar]
+    if claim.value is not None and all(o is not None for o in owners):
+        # "I'm in awe of your courage": the courage is the addressee's, not the speaker's
+        owner = next(o for o in owners if o is not None)
+        if not refers(owner, read.book.resolve(claim.subject), claim.subject, read.taken()):
+            why = f"says it of {owner.text!r}, not of {claim.subject!r}"
+            return [(Mismatch.SUBJECT, "subject", why)]
     return []
+
+
+#: whose a noun phrase is ("your courage", "everyone's unity", "their potential")
+_OWNERS = frozenset({"your", "his", "her", "their", "its", "our", "my"})
+
+
+def _owner(read: Reader, occ: Occurrence) -> Ref | None:
+    """The possessive right before a value, whose the value is: "your [support]", "Maria's
+    [help]"."""
+    if read.reading is None:
+        return None
+    before = [t for t in read.doc.tokens if t.end <= occ[0].start and t.sentence == occ[0].sentence]
+    if not before:
+        return None
+    last = before[-1]
+    possessive = last.norm in _OWNERS or last.norm.endswith("'s")
+    after = [t for t in read.doc.tokens if t.start >= occ[-1].end][:1]
+    # "it's our bookkeeping service", "my coach is Sara": the value is what the subject is
+    equated = (len(before) > 1 and _copula(before[-2].norm)) or (after and _copula(after[0].norm))
+    if not possessive or equated:
+        return None
+    ref = next((r for r in read.reading.refs() if r.start <= last.start < r.end), None)
+    return None if ref is None or ref.end > occ[0].start else ref  # "my [horse] painting"
+
+
+def _copula(word: str) -> bool:
+    return word in {"is", "are", "was", "were", "be", "been", "am"} or word.endswith(("'s", "'re"))
 
 
 _INTERROGATIVES = frozenset(

@@ -514,3 +514,19 @@ def test_what_someone_says_of_a_thing_is_what_they_say() -> None:
     assert not ground(
         chat, "Michael Osei", "schema:description", said, value="should take two weeks"
     ).grounded
+
+
+def test_a_value_someone_elses_possessive_owns_is_not_the_speakers() -> None:
+    jo, sam = "Jolene", "Sam"
+    chat = conversation(
+        ("user", "I finally finished the mural."),
+        ("user", "I'm in awe of your courage. Your support is encouraging. It's our best year."),
+        ("user", "Here's a photo of my horse painting. My mother passed away last year."),
+        speakers={0: jo, 1: sam, 2: sam},
+    )
+    awe = (1, "I'm in awe of your courage")
+    assert not ground(chat, "Sam", "schema:description", awe, value="courage").grounded
+    assert ground(chat, "Jolene", "schema:description", awe, value="courage").grounded
+    # "my" before a noun of the value is the speaker's own
+    mine = (2, "my horse painting")
+    assert ground(chat, "Sam", "schema:description", mine, value="horse painting").grounded
