@@ -53,6 +53,7 @@ from kgmem.memory.source_inputs import (
 )
 from kgmem.memory.sources import SourceStore, source_iri
 from kgmem.memory.strength import StrengthPolicy
+from kgmem.memory.unstructured import UnstructuredResult, ground_unstructured
 
 __all__ = [
     "DEFAULT_AUTHORITY_ORDER",
@@ -111,11 +112,13 @@ __all__ = [
     "TaskState",
     "TaskStateChange",
     "ToolOutcome",
+    "UnstructuredResult",
     "Verdict",
     "WriteGate",
     "WriteMode",
     "draft_hash",
     "ground_claim",
+    "ground_unstructured",
     "locate_quote",
     "mentions",
     "name_key",

@@ -39,8 +39,6 @@ from kgmem.memory.grounding import (
     GroundingResult,
     Refusal,
     ground_claim,
-    unstated_numbers,
-    unstated_steps,
 )
 from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import (
@@ -49,11 +47,11 @@ from kgmem.memory.model import (
     DraftMemory,
     SourceRecord,
     SourceType,
-    SupportKind,
 )
 from kgmem.memory.prepass import DEFAULT_AUTHORITY_ORDER, rank
 from kgmem.memory.records import ClaimRecord, EvidenceRecord
-from kgmem.memory.surface import analyse, date_value, locate_quote, phrase
+from kgmem.memory.surface import analyse, date_value, phrase
+from kgmem.memory.unstructured import ground_unstructured
 from kgmem.ontology import EffectiveOntology, TermKind, Violation
 from kgmem.store import Quad
 from kgmem.vocab import FOAF, PREFIXES, SDO
@@ -260,45 +258,17 @@ def _evidence(uid: str, item: GroundedEvidence) -> EvidenceRecord:
 
 
 def _ground_unstructured(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> None:
-    """A draft without claims is grounded by its quotes alone (verbatim, no recall tool)."""
-    for index, item in enumerate(draft.evidence):
-        record = ctx.sources.get(item.source)
-        if record is None or item.quote is None:
-            plan.refusals.append(f"evidence {index}: unknown source or no quote")
-            continue
-        span = locate_quote(record.text, item.quote)
-        if span is None or record.recall_tool or record.tool_succeeded is False:
-            plan.refusals.append(f"evidence {index}: quote not verbatim in a usable source")
-            continue
-        authority = Authority.AGENT if record.agent_reported else record.authority
-        plan.evidence.append(
-            EvidenceRecord(
-                new_node(ctx.uid, NodeKind.EVIDENCE),
-                record.iri,
-                record.type,
-                item.support,
-                authority,
-                record.text[span[0] : span[1]],
-                span,
-                record.agent_reported,
-            )
-        )
-        if plan.authority is None or rank(authority, ctx.order) > rank(plan.authority, ctx.order):
-            plan.authority = authority
+    """A draft without claims is grounded by its quotes alone, a procedure's steps and
+    triggers by what they say (:mod:`kgmem.memory.unstructured`)."""
+    result = ground_unstructured(draft, ctx.sources, ctx.order)
+    plan.refusals += result.reasons
+    plan.evidence += [_evidence(ctx.uid, item) for item in result.items]
+    if result.authority is not None and (
+        plan.authority is None
+        or rank(result.authority, ctx.order) > rank(plan.authority, ctx.order)
+    ):
+        plan.authority = result.authority
     plan.may_auto_activate = plan.authority not in (None, Authority.AGENT)
-    explicit = all(e.support is SupportKind.EXPLICIT for e in draft.evidence)
-    if draft.steps and plan.evidence and explicit:
-        # the steps are claims too: each must be what the quotes say, in their words' order
-        # ("one coat of primer" is no evidence for "two coats of primer")
-        quotes = [e.quote for e in plan.evidence if e.quote]
-        for index in unstated_steps(draft.steps, quotes):
-            why = f"steps[{index}]: {draft.steps[index]!r} is not stated by the quotes"
-            plan.refusals.append(why)
-        for index in unstated_numbers(draft.triggers, quotes):
-            why = f"triggers[{index}]: {draft.triggers[index]!r} names a number no quote states"
-            plan.refusals.append(why)
-        if plan.refusals:
-            plan.evidence.clear()
 
 
 def _entity_types(draft: DraftMemory, ctx: PlanContext, plan: DraftPlan) -> dict[str, list[URIRef]]:
