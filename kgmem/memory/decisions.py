@@ -8,7 +8,9 @@ A *refusal* (the gate refused a draft: ungrounded, a clash, invalid) is a decisi
 it acted on no memory and changed nothing: it has no target and names the draft instead, by
 title, kind and a hash of the draft as sent, with the reasons. The draft's content is not
 kept (it is not a memory), and a refusal cannot be reverted (there is nothing to undo: send
-the draft again).
+the draft again). A proposal refused before it could become a draft (a model's claim citing
+a source it was never shown) is named the same way, by a :class:`RefusedDraft` its refuser
+makes.
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ class Decisions:
     def refusal(
         self,
         uid: str,
-        draft: DraftMemory,
+        draft: DraftMemory | RefusedDraft,
         reasons: Sequence[str],
         actor: str,
         at: datetime,
@@ -155,6 +157,8 @@ class Decisions:
     ) -> tuple[URIRef, list[Quad]]:
         """The decision refusing ``draft`` for ``reasons`` and its quads: no target, no
         change, the draft named by title, kind and hash (commit them on their own)."""
+        if isinstance(draft, DraftMemory):
+            draft = RefusedDraft(draft.title, draft.kind, draft_hash(draft))
         d, ops = new_node(uid, NodeKind.DECISION), UserGraphs(uid).ops
         quads = [
             Quad(d, RDF.type, KGM.Decision, ops),
@@ -164,7 +168,7 @@ class Decisions:
             Quad(d, KGM.decidedAt, Literal(at, datatype=XSD.dateTime), ops),
             Quad(d, KGM.draftTitle, Literal(draft.title), ops),
             Quad(d, KGM.draftKind, draft.kind.iri, ops),
-            Quad(d, KGM.draftHash, Literal(draft_hash(draft)), ops),
+            Quad(d, KGM.draftHash, Literal(draft.hash), ops),
         ]
         if in_pass is not None:
             quads.append(Quad(d, KGM.inPass, in_pass, ops))

@@ -40,7 +40,8 @@ is classified as a class and becomes a type of the subject's entity, and the cla
 was a typing is a memory of its quotes about the typed entity). A *negated* typing cannot be
 written as a type, so its draft is dropped with ``negated_type``; a term with no letters to
 name it is dropped with ``unnameable_term``; a self-contradictory answer as above with
-``self_contradictory_type``. Nothing is dropped without a code and a reason.
+``self_contradictory_type``. Nothing is dropped without a code and a reason, and each drop
+is a refusal decision in the feed, written with the pass.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ from kgmem.pipeline.answer_types import (
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import NO_TERM, TermCandidate, TermChoice
+from kgmem.pipeline.refusals import refused
 from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
 from kgmem.pipeline.terms_match import (
     ROLE_KINDS,
@@ -379,7 +381,9 @@ class ClassifyStage:
         result = self.classify(ctx.uid, current, said, quoted)
         for note in result.notes:
             _log.info("classify %s: %s %r: %s", item, note.role, note.surface, note.reason)
-        return ItemResult(value=result.work.to_json())
+        # a dropped draft is refused whole: its refusal is a decision in the feed
+        dropped = tuple(refused(ctx, d, current) for d in result.work.dropped)
+        return ItemResult(value=result.work.model_copy(update={"dropped": dropped}).to_json())
 
     def classify(
         self,

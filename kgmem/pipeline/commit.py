@@ -4,7 +4,9 @@ The runner applies the plan in one store transaction together with the pass reco
 projection outbox, the cleared dirty set and the dropped proposal graph
 (:meth:`~kgmem.pipeline.Checkpoints.commit_pass`): the pass commits all of this or nothing.
 Drafts reconcile deferred are queued again here, in the same transaction, for the next pass
-(with only the entity types they state: the next pass infers the rest afresh).
+(with only the entity types they state: the next pass infers the rest afresh). The
+refusal decisions of every stage that refused a draft (:mod:`kgmem.pipeline.refusals`) reach
+the decisions feed here too, so a pass that never commits leaves no refusal behind.
 The stage leaves the entities and memories it changed for the author stage.
 """
 
@@ -18,6 +20,7 @@ from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.reconcile import Reconciled, pass_delta
+from kgmem.pipeline.refusals import stage_refusals
 from kgmem.pipeline.stages import CommitPlan, PassContext, PassState, StageName
 from kgmem.pipeline.validate import Validated, changeset_of
 from kgmem.store import Changeset, Quad, from_nquads
@@ -38,6 +41,7 @@ class PassCommitStage:
         change = changeset_of(validated.accepted)
         add = list(change.add)
         # the refused drafts' decisions: in the feed with the pass, like the gate's
+        add += stage_refusals(state)
         add += from_nquads(reconciled.refusals) + from_nquads(validated.refusals)
         patch = pass_delta(ctx.uid, state, validated.delta_at)
         if patch is not None:

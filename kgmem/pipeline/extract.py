@@ -5,7 +5,8 @@ answers a list of :class:`~kgmem.pipeline.proposals.ExtractedClaim`. Output that
 parse as that type raises :class:`~kgmem.errors.ModelOutputError` naming the stage. Each claim
 then becomes a :class:`~kgmem.memory.model.DraftMemory` or is dropped with a recorded reason:
 a claim citing a source it was not shown (it cannot have read it), or one a draft refuses
-(an object and a value, an episode without a time). Grounding is the next stage's work;
+(an object and a value, an episode without a time); its refusal is a decision in the feed,
+written with the pass (:mod:`kgmem.pipeline.refusals`). Grounding is the next stage's work;
 :func:`ground_extraction` runs it on the drafts so a pass (or a test) sees each refusal.
 """
 
@@ -15,12 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from hashlib import sha256
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rdflib import URIRef
 
 from kgmem.errors import ModelOutputError
+from kgmem.memory.decisions import RefusedDraft
 from kgmem.memory.grounding import GroundingContext, GroundingResult, RefusalCode, ground_claim
 from kgmem.memory.model import (
     ClaimDraft,
@@ -34,6 +37,7 @@ from kgmem.pipeline.contributions import Contributions, is_queued_draft
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import ExtractedClaim
+from kgmem.pipeline.refusals import refused
 from kgmem.pipeline.segment import ExcludedSource, RenderedSegment, Segment
 from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist
@@ -308,16 +312,25 @@ class ExtractStage:
             PassDraft(key=f"{item}#{d.index:03d}", draft=_valid_from(d.draft, when), origin=origin)
             for d in result.drafts
         )
-        dropped_claims = tuple(
-            Dropped(key=_drop_key(item, d), stage=self.name, code=d.reason, message=d.message)
-            for d in result.dropped
-        )
+        dropped_claims = tuple(_dropped(ctx, item, d) for d in result.dropped)
         return ItemResult(value=Worklist(drafts=drafts, dropped=dropped_claims).to_json())
 
 
-def _drop_key(item: str, dropped: DroppedClaim) -> str:
-    key = f"{item}#{dropped.index:03d}"
-    return f"{key}/alias" if dropped.reason is DropReason.UNSUPPORTED_ALIAS else key
+def _dropped(ctx: PassContext, item: str, claim: DroppedClaim) -> Dropped:
+    """A claim dropped here: its refusal is a decision in the feed, unless only its alias
+    was dropped (the claim goes on without it)."""
+    key, code, message = f"{item}#{claim.index:03d}", claim.reason, claim.message
+    if claim.reason is DropReason.UNSUPPORTED_ALIAS:
+        return Dropped(key=f"{key}/alias", stage=StageName.EXTRACT, code=code, message=message)
+    drop = Dropped(key=key, stage=StageName.EXTRACT, code=code, message=message)
+    return refused(ctx, drop, _named(claim.claim))
+
+
+def _named(claim: ExtractedClaim) -> RefusedDraft:
+    """What names a claim that never became a draft in its refusal: the title its draft
+    would have had, its kind, and the hash of the model's answer for it."""
+    digest = sha256(claim.model_dump_json().encode()).hexdigest()
+    return RefusedDraft(_title(claim), MemoryKind(claim.kind), digest)
 
 
 def _valid_from(draft: DraftMemory, when: Mapping[str, datetime]) -> DraftMemory:

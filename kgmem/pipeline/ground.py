@@ -3,8 +3,9 @@
 The same :func:`~kgmem.memory.grounding.ground_claim` the foreground gate runs: quotes must
 occur verbatim in the cited source and state the claim; agent prose needs independent
 support; recall-tool results never count. A claim that fails is removed with its reasons; a
-draft left with no claim is dropped with the first refusal's code. Everything removed is in
-the stage's worklist, so a pass can say why each claim did not become memory.
+draft left with no claim is dropped with the first refusal's code, and its refusal is a
+decision in the feed (:mod:`kgmem.pipeline.refusals`). Everything removed is in the
+stage's worklist, so a pass can say why each claim did not become memory.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kgmem.memory.gate import WriteGate
 from kgmem.memory.grounding import ground_claim
 from kgmem.memory.planning import grounding_context
 from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.refusals import refused
 from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped, Worklist, worklist
 
@@ -39,7 +41,7 @@ class GroundStage:
             history=self._gate.history_of(ctx.uid, sources),
             user_names=self._gate.user_names(ctx.uid, ctx.uid),
         )
-        kept, dropped = [], []
+        kept, dropped, reasons = [], [], []
         for index, claim in enumerate(draft.claims):
             result = ground_claim(
                 claim,
@@ -52,22 +54,15 @@ class GroundStage:
                 kept.append(claim)
                 continue
             for refusal in result.reasons:
-                dropped.append(
-                    Dropped(
-                        key=f"{item}/claim{index}",
-                        stage=self.name,
-                        code=refusal.code.value,
-                        message=refusal.message,
-                    )
-                )
+                code, message = refusal.code.value, refusal.message
+                key = f"{item}/claim{index}"
+                dropped.append(Dropped(key=key, stage=self.name, code=code, message=message))
+                reasons.append(f"claim {index}: {message}")  # as the gate words it
         if draft.claims and not kept:
-            first = dropped[0] if dropped else None
-            summary = Dropped(
-                key=item,
-                stage=self.name,
-                code=first.code if first else "ungrounded",
-                message="; ".join(d.message for d in dropped) or "no claim is grounded",
-            )
+            first = dropped[0].code if dropped else "ungrounded"
+            message = "; ".join(d.message for d in dropped) or "no claim is grounded"
+            summary = Dropped(key=item, stage=self.name, code=first, message=message)
+            summary = refused(ctx, summary, entry, reasons)
             return ItemResult(value=Worklist(dropped=(summary, *dropped)).to_json())
         grounded = entry.model_copy(
             update={"draft": draft.model_copy(update={"claims": tuple(kept)})}

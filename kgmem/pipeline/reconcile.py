@@ -26,7 +26,7 @@ the foreground gate decides the second of two drafts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, JsonValue
@@ -34,19 +34,19 @@ from rdflib import URIRef
 
 from kgmem.errors import OntologyError
 from kgmem.memory.decider import Actor, Outcome, Work
-from kgmem.memory.decisions import Decisions
 from kgmem.memory.overlay import BatchView
 from kgmem.memory.prepass import ExistingClaim
 from kgmem.ontology import DeltaPatch, EffectiveOntology
 from kgmem.pipeline.assemble import delta_patch
 from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.refusals import refusal_quads
 from kgmem.pipeline.resolve import PassResolver
 from kgmem.pipeline.stages import PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist, worklist
 from kgmem.store import Quad, to_nquads
 from kgmem.vocab import KGM
 
-__all__ = ["Decided", "ReconcileStage", "Reconciled", "pass_delta", "refusal_quads"]
+__all__ = ["Decided", "ReconcileStage", "Reconciled", "pass_delta"]
 
 
 class _Model(BaseModel):
@@ -192,20 +192,6 @@ class _Slots:
 
 def _weighed(claim: ExistingClaim) -> tuple[URIRef, URIRef]:
     return claim.memory, claim.claim.iri
-
-
-def refusal_quads(ctx: PassContext, entry: PassDraft, reasons: Sequence[str]) -> list[Quad]:
-    """The decision refusing ``entry``'s draft in this pass, as the foreground gate records
-    one (once per refused draft; the checkpoint keeps it, so a resumed pass adds no other)."""
-    decisions = Decisions(ctx.store, ctx.queries)
-    return decisions.refusal(
-        ctx.uid,
-        entry.draft,
-        reasons,
-        Actor.CONSOLIDATION.value,
-        ctx.clock.now(),
-        in_pass=ctx.pass_iri,
-    )[1]
 
 
 def _refused(key: str, work: Work) -> Dropped:

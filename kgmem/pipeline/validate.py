@@ -22,7 +22,8 @@ from rdflib.term import Node
 
 from kgmem.ontology import Violation, ViolationKind, is_delta_term
 from kgmem.pipeline.ports import PassPorts
-from kgmem.pipeline.reconcile import Decided, Reconciled, pass_delta, refusal_quads
+from kgmem.pipeline.reconcile import Decided, Reconciled, pass_delta
+from kgmem.pipeline.refusals import refusal_quads
 from kgmem.pipeline.stages import PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped, worklist
 from kgmem.store import Changeset, from_nquads, to_nquads

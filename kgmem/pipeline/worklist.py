@@ -121,6 +121,10 @@ class Dropped(_Model):
     stage: StageName
     code: str
     message: str
+    #: when the drop refuses a whole draft: its refusal decision for the feed (N-Quads),
+    #: written at commit (:mod:`kgmem.pipeline.refusals`); "" for less (one claim of a
+    #: draft, an alias) or no proposal at all (sources waiting for a model)
+    decision: str = ""
 
 
 class Undeclared(_Model):

@@ -167,9 +167,10 @@ def session_one_reply() -> str:
     )
 
 
-def fingerprint(services: Services) -> tuple[frozenset[Any], frozenset[Any]]:
+def fingerprint(services: Services) -> tuple[frozenset[Any], frozenset[Any], tuple[Any, ...]]:
     """The user's memory without node ids: entities as (name, types); memories as (title,
-    status, pinned, graph, claims by names, evidence quotes and spans)."""
+    status, pinned, graph, claims by names, evidence quotes and spans); and the refusals in
+    the decisions feed as (draft title, kind, reason), each as often as it is there."""
     store = services.store
     names = {q.subject: str(q.object) for q in store.quads(G.kg, None, KGM.name)}
     entities = frozenset(
@@ -196,4 +197,11 @@ def fingerprint(services: Services) -> tuple[frozenset[Any], frozenset[Any]]:
         )
         for m in memories(services).values()
     )
-    return entities, found
+    refusals = tuple(
+        sorted(
+            (d.draft.title, d.draft.kind.value, d.reason)
+            for d in services.gate.decisions.feed(UID, 1000)
+            if d.draft is not None
+        )
+    )
+    return entities, found, refusals
