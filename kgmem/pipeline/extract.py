@@ -1,44 +1,51 @@
-"""Extract (model): claims with exact quotes from one segment, as drafts; nothing trusted.
+"""Extract (model): claims and procedures with exact quotes from one segment, as drafts;
+nothing trusted.
 
 The model sees the segment's admissible sources (see :mod:`kgmem.pipeline.segment`) and
-answers a list of :class:`~kgmem.pipeline.proposals.ExtractedClaim`. Output that does not
-parse as that type raises :class:`~kgmem.errors.ModelOutputError` naming the stage. Each claim
-then becomes a :class:`~kgmem.memory.model.DraftMemory` or is dropped with a recorded reason:
-a claim citing a source it was not shown (it cannot have read it), or one a draft refuses
-(an object and a value, an episode without a time); its refusal is a decision in the feed,
-written with the pass (:mod:`kgmem.pipeline.refusals`). Grounding is the next stage's work;
-:func:`ground_extraction` runs it on the drafts so a pass (or a test) sees each refusal.
+answers a list of :class:`~kgmem.pipeline.proposals.ExtractedClaim` and a list of
+:class:`~kgmem.pipeline.proposals.ExtractedProcedure`. Output that does not parse as those
+types raises :class:`~kgmem.errors.ModelOutputError` naming the stage. Each claim, and each
+procedure, then becomes a draft or is dropped with a recorded reason
+(:mod:`kgmem.pipeline.extracted`); a dropped one's refusal is a decision in the feed,
+written with the pass (:mod:`kgmem.pipeline.refusals`). A procedure's steps are checked at
+grounding by the same code as an agent's (:func:`~kgmem.memory.ground_unstructured`).
+
+Grounding is the next stage's work; :func:`ground_extraction` runs it on the drafts so a pass
+(or a test) sees each refusal. A pass draft's key is ``<item>#<ref>``: ``003`` for the
+fourth claim of the answer, ``p000`` for its first procedure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
-from hashlib import sha256
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
 from rdflib import URIRef
 
 from kgmem.errors import ModelOutputError
-from kgmem.memory.decisions import RefusedDraft
 from kgmem.memory.grounding import GroundingContext, GroundingResult, RefusalCode, ground_claim
 from kgmem.memory.model import (
-    ClaimDraft,
     DraftMemory,
-    EntityDraft,
-    EvidenceDraft,
-    MemoryKind,
     SourceRecord,
 )
+from kgmem.memory.unstructured import UnstructuredResult, ground_unstructured
 from kgmem.pipeline.contributions import Contributions, is_queued_draft
+from kgmem.pipeline.extracted import (
+    DroppedClaim,
+    DropReason,
+    ExtractedDraft,
+    ExtractedItem,
+    ExtractionResult,
+    refused_name,
+    to_drafts,
+)
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.ports import PassPorts
-from kgmem.pipeline.proposals import ExtractedClaim
+from kgmem.pipeline.proposals import ExtractedClaim, ExtractedProcedure
 from kgmem.pipeline.refusals import refused
-from kgmem.pipeline.segment import ExcludedSource, RenderedSegment, Segment
+from kgmem.pipeline.segment import Segment
 from kgmem.pipeline.stages import ItemKey, ItemResult, PassContext, PassState, StageName
 from kgmem.pipeline.worklist import Dropped, PassDraft, Worklist
 
@@ -51,6 +58,7 @@ __all__ = [
     "DroppedClaim",
     "ExtractStage",
     "ExtractedDraft",
+    "ExtractedItem",
     "ExtractionResult",
     "GroundedDraft",
     "extract_claims",
@@ -61,43 +69,19 @@ __all__ = [
 EXTRACT_STAGE = "extract"
 
 
-class DropReason(StrEnum):
-    SOURCE_NOT_SHOWN = "source_not_shown"  # cites a source that was not in what it was shown
-    INVALID_DRAFT = "invalid_draft"  # well-typed, but not a valid memory draft
-    UNSUPPORTED_ALIAS = "unsupported_alias"  # an alias no quote gives together with the name
-
-
-@dataclass(frozen=True)
-class DroppedClaim:
-    index: int  # position in the model's answer
-    reason: DropReason
-    message: str
-    claim: ExtractedClaim
-
-
-@dataclass(frozen=True)
-class ExtractedDraft:
-    index: int
-    claim: ExtractedClaim
-    draft: DraftMemory
-
-
-@dataclass(frozen=True)
-class ExtractionResult:
-    drafts: tuple[ExtractedDraft, ...]
-    dropped: tuple[DroppedClaim, ...]
-    excluded: tuple[ExcludedSource, ...]  # sources never shown to the model
-
-
 @dataclass(frozen=True)
 class GroundedDraft:
-    """A draft with the grounding result of each of its claims."""
+    """A draft with the grounding result of each of its claims (a procedure: of its quotes,
+    steps and triggers, as ``quotes``)."""
 
     extracted: ExtractedDraft
     results: tuple[GroundingResult, ...]
+    quotes: UnstructuredResult | None = None
 
     @property
     def grounded(self) -> bool:
+        if self.quotes is not None:
+            return self.quotes.grounded
         return bool(self.results) and all(r.grounded for r in self.results)
 
     @property
@@ -122,130 +106,14 @@ def extract_claims(
         segment=rendered.text,
         known_entities=sorted(set(known_entities)),
     )
-    claims = answer.claims
+    claims, procedures = answer.claims, answer.procedures
     if not isinstance(claims, list) or not all(isinstance(c, ExtractedClaim) for c in claims):
         raise ModelOutputError(EXTRACT_STAGE, "claims is not a list of claims")
-    return to_drafts(claims, rendered, segment.excluded)
-
-
-def to_drafts(
-    claims: Sequence[ExtractedClaim],
-    rendered: RenderedSegment,
-    excluded: tuple[ExcludedSource, ...] = (),
-) -> ExtractionResult:
-    """Each claim as a draft citing full source IRIs, or dropped with its reason."""
-    drafts: list[ExtractedDraft] = []
-    dropped: list[DroppedClaim] = []
-    for index, claim in enumerate(claims):
-        claim, unsupported = _evidenced_aliases(claim)
-        dropped += [
-            DroppedClaim(index, DropReason.UNSUPPORTED_ALIAS, why, claim) for why in unsupported
-        ]
-        outcome = _to_draft(index, claim, rendered.ids, excluded)
-        if isinstance(outcome, DroppedClaim):
-            dropped.append(outcome)
-        else:
-            drafts.append(ExtractedDraft(index, claim, outcome))
-    return ExtractionResult(tuple(drafts), tuple(dropped), excluded)
-
-
-def _cited(label: str, ids: Mapping[str, URIRef]) -> URIRef | None:
-    """The IRI a citation names: a shown id (S3), or the full IRI of a shown source."""
-    key = label.strip().strip("[]")
-    if key in ids:
-        return ids[key]
-    return next((iri for iri in ids.values() if str(iri) == key), None)
-
-
-def _unshown(label: str, excluded: tuple[ExcludedSource, ...]) -> str:
-    for item in excluded:
-        if str(item.iri) == label.strip():
-            why = f"held back from the model ({item.reason.value})"
-            return f"{label!r} was {why} and cannot be cited"
-    return f"{label!r} is not one of the sources the model was shown"
-
-
-def _to_draft(
-    index: int,
-    claim: ExtractedClaim,
-    ids: Mapping[str, URIRef],
-    excluded: tuple[ExcludedSource, ...],
-) -> DraftMemory | DroppedClaim:
-    sources: list[URIRef] = []
-    for ev in claim.evidence:
-        iri = _cited(ev.source, ids)
-        if iri is None:
-            why = _unshown(ev.source, excluded)
-            return DroppedClaim(index, DropReason.SOURCE_NOT_SHOWN, why, claim)
-        sources.append(iri)
-    try:
-        return _draft(claim, sources)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "draft"
-        why = f"{where}: {first['msg']}"
-        return DroppedClaim(index, DropReason.INVALID_DRAFT, why, claim)
-
-
-def _evidenced_aliases(claim: ExtractedClaim) -> tuple[ExtractedClaim, list[str]]:
-    """The claim with only the aliases a quote gives together with the name (an alias is an
-    identity claim too: "Robert, Bob to his friends" evidences it, a bare "Bob" does not)."""
-    quotes = [ev.quote.casefold() for ev in claim.evidence]
-    unsupported: list[str] = []
-    kept: dict[str, list[str]] = {}
-    for field, name in (("subject_aliases", claim.subject), ("object_aliases", claim.object)):
-        kept[field] = []
-        for alias in getattr(claim, field):
-            together = name is not None and any(
-                name.casefold() in q and alias.casefold() in q for q in quotes
-            )
-            if together:
-                kept[field].append(alias)
-            else:
-                unsupported.append(f"{alias!r} as another name of {name!r}: no quote gives both")
-    return claim.model_copy(update=kept), unsupported
-
-
-def _entities(claim: ExtractedClaim) -> tuple[EntityDraft, ...]:
-    pairs = ((claim.subject, claim.subject_aliases), (claim.object, claim.object_aliases))
-    return tuple(
-        EntityDraft(name=name, aliases=tuple(aliases))
-        for name, aliases in pairs
-        if name is not None and aliases
-    )
-
-
-def _title(claim: ExtractedClaim) -> str:
-    if claim.statement.strip():
-        return " ".join(claim.statement.split())[:200]
-    target = claim.object if claim.object is not None else claim.value
-    words = [claim.subject, "not" if claim.negated else "", claim.predicate, target or ""]
-    return " ".join(" ".join(words).split())[:200]
-
-
-def _draft(claim: ExtractedClaim, sources: Sequence[URIRef]) -> DraftMemory:
-    evidence = tuple(
-        EvidenceDraft(source=str(iri), quote=ev.quote, support=ev.support)
-        for iri, ev in zip(sources, claim.evidence, strict=True)
-    )
-    structured = ClaimDraft(
-        subject=claim.subject,
-        predicate=claim.predicate,
-        object=claim.object,
-        value=claim.value,
-        negated=claim.negated,
-    )
-    return DraftMemory(
-        kind=MemoryKind(claim.kind),
-        title=_title(claim),
-        excerpt=" ".join(claim.statement.split())[:500],
-        confidence=claim.confidence,
-        entities=_entities(claim),
-        claims=(structured,),
-        evidence=evidence,
-        occurred_at=claim.occurred_at,
-        source_refs=tuple(dict.fromkeys(str(iri) for iri in sources)),
-    )
+    if not isinstance(procedures, list) or not all(
+        isinstance(p, ExtractedProcedure) for p in procedures
+    ):
+        raise ModelOutputError(EXTRACT_STAGE, "procedures is not a list of procedures")
+    return to_drafts(claims, rendered, segment.excluded, procedures=procedures)
 
 
 def ground_extraction(
@@ -253,9 +121,12 @@ def ground_extraction(
     sources: Mapping[str, SourceRecord],
     ctx: GroundingContext,
 ) -> tuple[GroundedDraft, ...]:
-    """Run deterministic grounding on every claim of every draft; ``sources`` by IRI."""
+    """Run deterministic grounding on every claim of every draft, and on every procedure's
+    quotes, steps and triggers; ``sources`` by IRI."""
     return tuple(
-        GroundedDraft(
+        GroundedDraft(item, (), ground_unstructured(item.draft, sources))
+        if isinstance(item.claim, ExtractedProcedure)
+        else GroundedDraft(
             item,
             tuple(ground_claim(c, item.draft.evidence, sources, ctx) for c in item.draft.claims),
         )
@@ -309,7 +180,7 @@ class ExtractStage:
         origin = tuple(str(r.iri) for r in unique)
         when = {str(r.iri): r.timestamp for r in unique}
         drafts = tuple(
-            PassDraft(key=f"{item}#{d.index:03d}", draft=_valid_from(d.draft, when), origin=origin)
+            PassDraft(key=f"{item}#{d.ref}", draft=_valid_from(d.draft, when), origin=origin)
             for d in result.drafts
         )
         dropped_claims = tuple(_dropped(ctx, item, d) for d in result.dropped)
@@ -317,20 +188,13 @@ class ExtractStage:
 
 
 def _dropped(ctx: PassContext, item: str, claim: DroppedClaim) -> Dropped:
-    """A claim dropped here: its refusal is a decision in the feed, unless only its alias
-    was dropped (the claim goes on without it)."""
-    key, code, message = f"{item}#{claim.index:03d}", claim.reason, claim.message
+    """A claim or procedure dropped here: its refusal is a decision in the feed, unless only
+    its alias was dropped (the claim goes on without it)."""
+    key, code, message = f"{item}#{claim.ref}", claim.reason, claim.message
     if claim.reason is DropReason.UNSUPPORTED_ALIAS:
         return Dropped(key=f"{key}/alias", stage=StageName.EXTRACT, code=code, message=message)
     drop = Dropped(key=key, stage=StageName.EXTRACT, code=code, message=message)
-    return refused(ctx, drop, _named(claim.claim))
-
-
-def _named(claim: ExtractedClaim) -> RefusedDraft:
-    """What names a claim that never became a draft in its refusal: the title its draft
-    would have had, its kind, and the hash of the model's answer for it."""
-    digest = sha256(claim.model_dump_json().encode()).hexdigest()
-    return RefusedDraft(_title(claim), MemoryKind(claim.kind), digest)
+    return refused(ctx, drop, refused_name(claim.claim))
 
 
 def _valid_from(draft: DraftMemory, when: Mapping[str, datetime]) -> DraftMemory:

@@ -23,6 +23,7 @@ __all__ = [
     "EntityChoice",
     "ExtractedClaim",
     "ExtractedEvidence",
+    "ExtractedProcedure",
     "PageFact",
     "PageMemory",
     "SchemaPatch",
@@ -75,6 +76,28 @@ class ExtractedClaim(_Model):
     evidence: list[ExtractedEvidence] = Field(description="one or more quotes that state it")
     confidence: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
         description="0 to 1: how sure you are the quotes state exactly this claim"
+    )
+
+
+class ExtractedProcedure(_Model):
+    """A how-to the sources state as steps: what the model proposes becomes a procedural
+    memory only if every step is what its quotes say, in their order."""
+
+    title: str = Field(description="what the routine is for, in a few words")
+    steps: list[str] = Field(
+        description="each step in the sources' own words (numbers, amounts, names as said), "
+        "in the order they give them"
+    )
+    triggers: list[str] = Field(
+        default_factory=list,
+        description="when it applies, in the sources' words ('before painting'); may be empty",
+    )
+    about: list[str] = Field(
+        default_factory=list, description="people or things it is about, by name; may be empty"
+    )
+    evidence: list[ExtractedEvidence] = Field(description="the quotes that state the steps")
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = Field(
+        description="0 to 1: how sure you are the quotes state exactly these steps"
     )
 
 

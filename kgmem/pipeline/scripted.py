@@ -13,7 +13,8 @@ falls back to its *standing* reply (:meth:`ScriptedEngine.stand`), if it has one
 :func:`neutral_replies` are standing replies that decide nothing a deterministic stage would
 not: extract nothing, choose a term only when its label or name is the surface itself, never
 merge on a tie, defer every undeclared term, and leave pages to the deterministic renderer.
-:func:`claim`, :func:`quote` and :func:`claims_reply` write an ``ExtractClaims`` answer.
+:func:`claim`, :func:`procedure`, :func:`quote` and :func:`claims_reply` write an
+``ExtractClaims`` answer.
 
 Not imported by :mod:`kgmem.pipeline` (it loads DSPy): import ``kgmem.pipeline.scripted``.
 """
@@ -51,6 +52,7 @@ __all__ = [
     "claims_reply",
     "inputs_of",
     "neutral_replies",
+    "procedure",
     "prompt_of",
     "quote",
     "reply",
@@ -199,12 +201,26 @@ def claim(
     return out | fields
 
 
+def procedure(
+    title: str,
+    steps: Iterable[str],
+    *evidence: dict[str, str],
+    triggers: Iterable[str] = (),
+    **fields: Any,
+) -> dict[str, Any]:
+    """One procedure as the model writes it (JSON-ready)."""
+    out: dict[str, Any] = {"title": title, "steps": list(steps), "triggers": list(triggers)}
+    out |= {"about": [], "evidence": list(evidence), "confidence": 0.9}
+    return out | fields
+
+
 def quote(source: str, text: str, support: str = "explicit") -> dict[str, str]:
     return {"source": source, "quote": text, "support": support}
 
 
-def claims_reply(*claims: dict[str, Any]) -> str:
-    return reply(claims=list(claims))
+def claims_reply(*claims: dict[str, Any], procedures: Iterable[dict[str, Any]] = ()) -> str:
+    """An ``ExtractClaims`` answer: these claims and ``procedures`` (none by default)."""
+    return reply(claims=list(claims), procedures=list(procedures))
 
 
 # -- neutral standing replies ---------------------------------------------------------------

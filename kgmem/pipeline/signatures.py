@@ -13,6 +13,7 @@ from kgmem.pipeline.proposals import (
     EntityCandidate,
     EntityChoice,
     ExtractedClaim,
+    ExtractedProcedure,
     PageFact,
     PageMemory,
     SchemaPatch,
@@ -25,13 +26,14 @@ __all__ = ["AssembleTerms", "AuthorPage", "ClassifyTerm", "ExtractClaims", "Reso
 
 
 class ExtractClaims(dspy.Signature):
-    """Extract the durable claims a conversation segment states, each with exact evidence.
+    """Extract the durable claims a conversation segment states, each with exact evidence,
+    and the procedures it states as steps.
 
     The segment is a list of sources, each opened by a header line such as
     `=== S3 | turn 4 | user message | speaker: Alice | 2024-05-01T10:00:00+00:00 ===` and
     followed by its text. Only the text under a header is the source; headers are not quotes.
 
-    Rules:
+    Rules for claims:
     - One claim per fact: a subject, a predicate, and either an object (an entity) or a value
       (a literal such as a date, a number or a phrase), never both.
     - Refer to the user as "user". Use the names in `known_entities` when a source refers to
@@ -42,27 +44,46 @@ class ExtractClaims(dspy.Signature):
       or thing ("Robert, Bob to his friends"); an alias no quote states with the name is
       discarded.
     - negated: true only when the source says the claim is NOT so ("I don't eat meat").
-    - kind: semantic for facts and relations, procedural for how-tos, rules and preferences
-      about how to do things, episodic for events at a time (then occurred_at is required).
+    - kind: semantic for facts and relations, procedural for rules and preferences about how
+      to do things, episodic for events at a time (then occurred_at is required).
+    - support: explicit when the quote states the claim, derived when it follows in one step,
+      inferred when it is only plausible.
+    - confidence: how sure you are that the quotes state exactly this claim.
+
+    Rules for procedures (a routine, a how-to, a checklist the sources give as steps):
+    - One procedure per routine: a short title, its steps in the order the sources give
+      them, and its triggers (when it applies: "before painting", "if the error rate goes
+      above 2%"), if the sources say.
+    - Write each step in the sources' own words, keeping every number, amount, time and name
+      as said ("wait 20 minutes", never "wait a while" or "wait 30 minutes"); never add a step
+      the sources do not state, never merge two routines, never reorder.
+    - about: the people or things it concerns, by name (as for claims; not the user).
+    - evidence: the quotes that state the steps (support explicit). Each step is checked
+      against the quotes afterwards, word by word in order; a procedure with a step or a
+      trigger number no quote states is discarded whole.
+    - A procedure is not also a claim: do not repeat its steps as claims.
+
+    For both:
     - evidence: cite sources by their id (S1, S2, ...) and copy each quote character for
       character from that source's text: same words, case, punctuation and spacing. Never
       paraphrase, translate, shorten inside the quote, or join text from two places. Quote the
-      shortest span that names both the subject (or its pronoun) and the object or value.
-    - support: explicit when the quote states the claim, derived when it follows in one step,
-      inferred when it is only plausible.
+      shortest span that names both the subject (or its pronoun) and the object or value (for
+      a procedure: that holds its steps).
     - The assistant's own statements are not proof: cite the user's confirmation, a task
       record or a tool result beside them. Questions, hypotheticals, jokes and greetings are
       not claims. Skip anything you cannot quote.
-    - confidence: how sure you are that the quotes state exactly this claim.
     Every quote is checked verbatim against the source afterwards; a claim whose quote is not
-    found, or does not name its subject and value, is discarded. Return [] when there is
-    nothing durable to remember. Write `claims` as strict JSON (double quotes, true/false,
-    null), not as a Python literal.
+    found, or does not name its subject and value, is discarded. Return [] for a field with
+    nothing durable to remember. Write `claims` and `procedures` as strict JSON (double
+    quotes, true/false, null), not as Python literals.
     """
 
     segment: str = dspy.InputField(desc="the sources of one conversation segment, in order")
     known_entities: list[str] = dspy.InputField(desc="names of entities already known")
     claims: list[ExtractedClaim] = dspy.OutputField(desc="the claims, in the order stated")
+    procedures: list[ExtractedProcedure] = dspy.OutputField(
+        desc="the procedures stated as steps, in the order stated; [] when there are none"
+    )
 
 
 class ClassifyTerm(dspy.Signature):

@@ -17,6 +17,7 @@ from kgmem.memory.model import (
     Role,
     SourceRecord,
     SourceType,
+    SupportKind,
 )
 from kgmem.pipeline import (
     DropReason,
@@ -32,7 +33,14 @@ from kgmem.pipeline import (
     to_drafts,
 )
 from tests.pipeline import scripted
-from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, quote, scripted_lm
+from tests.pipeline.scripted import (
+    ScriptedEngine,
+    claim,
+    claims_reply,
+    procedure,
+    quote,
+    scripted_lm,
+)
 
 CTX = GroundingContext(user="Alice", entities={"Robert": ("Bob",)})
 AT = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -216,3 +224,63 @@ def test_extract_claims_passes_later_stage_lies_on_as_drafts() -> None:
     assert len(result.drafts) == 4 and result.dropped == ()
     subjects = [d.draft.claims[0].subject for d in result.drafts]
     assert subjects == ["Robert", "Bob", "user", "Robert"]
+
+
+PREP = user("Before painting: fill the cracks, sand everything, then one coat of primer.")
+PREP_QUOTE = "fill the cracks, sand everything, then one coat of primer"
+PREP_STEPS = ["fill the cracks", "sand everything", "one coat of primer"]
+
+
+def _procedures(*procedures: dict[str, Any]) -> ExtractionResult:
+    engine = ScriptedEngine({ExtractClaims: [claims_reply(procedures=procedures)]})
+    return extract_claims(Segment((PREP,)), scripted_lm(engine))
+
+
+def test_an_extracted_procedure_is_a_procedural_draft_without_claims() -> None:
+    said = procedure(
+        "Wall prep",
+        PREP_STEPS,
+        quote("S1", PREP_QUOTE, "inferred"),
+        triggers=["before painting"],
+        about=["the kitchen", " the  kitchen "],
+    )
+    (item,) = _procedures(said).drafts
+    assert item.ref == "p000"
+    draft = item.draft
+    assert (draft.kind, draft.title, draft.claims) == (MemoryKind.PROCEDURAL, "Wall prep", ())
+    assert list(draft.steps) == PREP_STEPS and draft.triggers == ("before painting",)
+    assert [e.name for e in draft.entities] == ["the kitchen"]
+    assert [(e.source, e.support) for e in draft.evidence] == [
+        (str(PREP.iri), SupportKind.EXPLICIT)  # its quotes must state its steps
+    ]
+    grounded = ground_extraction(_procedures(said), {str(PREP.iri): PREP}, CTX)
+    assert [g.grounded for g in grounded] == [True]
+
+
+def test_an_extracted_procedure_with_an_unstated_step_is_refused_at_grounding() -> None:
+    said = procedure("Wall prep", ["two coats of primer"], quote("S1", PREP_QUOTE))
+    (item,) = ground_extraction(_procedures(said), {str(PREP.iri): PREP}, CTX)
+    assert not item.grounded
+    assert item.quotes is not None and "steps[0]" in item.quotes.reasons[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "reason", "where"),
+    [
+        (procedure("Wall prep", [], quote("S1", PREP_QUOTE)), DropReason.INVALID_DRAFT, "steps"),
+        (procedure(" ", PREP_STEPS, quote("S1", PREP_QUOTE)), DropReason.INVALID_DRAFT, "title"),
+        (
+            procedure("Wall prep", PREP_STEPS, quote("S4", PREP_QUOTE)),
+            DropReason.SOURCE_NOT_SHOWN,
+            "S4",
+        ),
+    ],
+    ids=["no-steps", "no-title", "unshown-source"],
+)
+def test_a_procedure_no_draft_can_hold_is_dropped_at_extract(
+    said: dict[str, Any], reason: DropReason, where: str
+) -> None:
+    result = _procedures(said)
+    assert result.drafts == ()
+    (dropped,) = result.dropped
+    assert (dropped.ref, dropped.reason) == ("p000", reason) and where in dropped.message
