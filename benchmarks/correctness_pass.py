@@ -9,33 +9,34 @@ resolve, assemble, reconcile, validate, commit, author - on a recorded model
 (:class:`CaseModel`, a :class:`kgmem.pipeline.scripted.ScriptedEngine`):
 
 - ``ExtractClaims`` answers the proposal rendered as model output (:func:`render`): its
-  claims, then one typing claim (``rdf:type``) per type the proposal gives an entity, each
-  with the proposal's quotes (and support) citing the sources by the ids the segment shows
-  (``S1``...; a source the segment holds back, such as a recall tool's result, by its IRI).
-  Subjects, objects and values are the proposal's; ``delta:<name>`` is written ``<name>``
-  (the model never sees the user's namespace); a source cited as ``chat:<chat>#<turn>`` is the
-  segment's id of that turn, as one cited by key; the title is the claim's ``statement``; an
-  entity's aliases are the claim's subject/object aliases; a procedure's ``steps`` and
-  ``triggers`` go with every claim once ``ExtractedClaim`` declares them (:data:`CARRIED`).
-  What an extracted claim cannot carry is lost: a claim's ``valid_from`` (the pass takes the
-  time the cited source was said), a body, tags;
+  claims, its procedure if it has steps (title, steps, triggers, the entities it names as
+  ``about``, its quotes), then one typing claim (``rdf:type``) per type the proposal gives an
+  entity, each with the proposal's quotes (and support) citing the sources by the ids the
+  segment shows (``S1``...; a source the segment holds back, such as a recall tool's result,
+  by its IRI). Subjects, objects and values are the proposal's; ``delta:<name>`` is written
+  ``<name>`` (the model never sees the user's namespace); a source cited as
+  ``chat:<chat>#<turn>`` is the segment's id of that turn, as one cited by key; the title is
+  the claim's ``statement``; an entity's aliases are the claim's subject/object aliases.
+  What an extracted claim or procedure cannot carry is lost: a claim's ``valid_from`` (the
+  pass takes the time the cited source was said), a body, tags;
 - every other signature answers neutrally (:func:`kgmem.pipeline.scripted.neutral_replies`):
   a term only when named exactly as the surface, a tie is a new entity, every undeclared
   term deferred, pages by the deterministic renderer.
 
 A draft that reconcile defers is queued and decided by the next pass (at most
 ``FOLLOW_UPS`` more). Each claim of the answer becomes one pass draft (key
-``chat:<chat>#<index>``), whose fate is read from the pass's checkpoints: dropped at
-extract, ground or classify, refused at reconcile, rejected at validate (all *refused*), or
-decided and committed (the gate's outcome, with the committed memory's needs-terms,
-superseded and contradicted memories). A pass that parks or is abandoned is ``failed``.
+``chat:<chat>#<index>``; a procedure ``chat:<chat>#p<index>``), whose fate is read from the
+pass's checkpoints: dropped at extract, ground or classify, refused at reconcile, rejected at
+validate (all *refused*), or decided and committed (the gate's outcome, with the committed
+memory's needs-terms, superseded and contradicted memories). A pass that parks or is
+abandoned is ``failed``.
 
 The verdict uses the draft path's :func:`correctness_core.judge` on the draft of the
-proposal's claim, and like the draft path counts an improvised predicate stored only as a
-declared term as caught (outcome ``aligned``, :func:`correctness_core.aligned`). One
-addition for ``catch``: when the mislabel is a type (the typing claim is caught: refused, or
-pending on a vocabulary proposal) and the claim itself only folds into what is known
-(discarded or merged), the proposal is caught.
+proposal's claim (or procedure), and like the draft path counts an improvised predicate
+stored only as a declared term as caught (outcome ``aligned``,
+:func:`correctness_core.aligned`). One addition for ``catch``: when the mislabel is a type
+(the typing claim is caught: refused, or pending on a vocabulary proposal) and the claim
+itself only folds into what is known (discarded or merged), the proposal is caught.
 """
 
 from __future__ import annotations
@@ -71,15 +72,12 @@ from kgmem.pipeline import (
     PassStatus,
     StageName,
 )
-from kgmem.pipeline.proposals import ExtractedClaim
 from kgmem.pipeline.reconcile import Decided, Reconciled
 from kgmem.pipeline.scripted import ScriptedEngine, claims_reply, inputs_of, neutral_replies
 from kgmem.pipeline.validate import Validated
 from kgmem.pipeline.worklist import worklist
 
 FOLLOW_UPS = 2
-#: draft fields an extracted claim carries once its type declares them (a procedure's steps)
-CARRIED = ("steps", "triggers")
 _HEADER = re.compile(r"^=== (S\d+) \| turn (\d+) \|", re.M)
 
 
@@ -88,17 +86,27 @@ _HEADER = re.compile(r"^=== (S\d+) \| turn (\d+) \|", re.M)
 
 @dataclass(frozen=True)
 class Part:
-    """One claim of the model's answer: the proposal's claim, or a type it gives an entity."""
+    """One item of the model's answer: the proposal's claim or procedure, or a type it
+    gives an entity."""
 
     chat: str
-    index: int  # position in the answer for its chat
+    index: int  # position in the answer for its chat (among its claims, or its procedures)
     typing: bool
-    claim: dict[str, Any]  # ExtractedClaim JSON; evidence sources still "$<key>"
+    claim: dict[str, Any]  # ExtractedClaim (or ExtractedProcedure) JSON; sources "$<key>"
+    procedure: bool = False
 
     @property
     def key(self) -> str:
         """The pass draft it becomes."""
-        return f"chat:{self.chat}#{self.index:03d}"
+        return f"chat:{self.chat}#{'p' if self.procedure else ''}{self.index:03d}"
+
+
+def part(
+    parts: Sequence[Part], chat: str, claim: dict[str, Any], *, typing: bool, procedure: bool
+) -> Part:
+    """``claim`` as the next part of the answer for ``chat`` after ``parts``."""
+    index = sum(p.chat == chat and p.procedure == procedure for p in parts)
+    return Part(chat, index, typing, claim, procedure)
 
 
 def _term(text: str) -> str:
@@ -116,8 +124,24 @@ def _aliases(proposal: dict[str, Any], name: str | None) -> list[str]:
     ]
 
 
+def _procedures(proposal: dict[str, Any], evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A proposal with steps as the procedure a model extracts (ExtractedProcedure JSON)."""
+    if not proposal.get("steps"):
+        return []
+    procedure = {
+        "title": proposal.get("title", ""),
+        "steps": list(proposal["steps"]),
+        "triggers": list(proposal.get("triggers", [])),
+        "about": [e["name"] for e in proposal.get("entities", [])],
+        "evidence": evidence,
+        "confidence": proposal.get("confidence", 0.8),
+    }
+    return [procedure]
+
+
 def render(c: dict[str, Any]) -> list[Part]:
-    """The proposal of ``c`` as the claims a model answers (see the module docstring)."""
+    """The proposal of ``c`` as the claims and procedure a model answers (see the module
+    docstring)."""
     proposal = c["proposal"]
     evidence = [
         {"source": e["source"], "quote": e.get("quote"), "support": e.get("support", "explicit")}
@@ -129,8 +153,6 @@ def render(c: dict[str, Any]) -> list[Part]:
         "evidence": evidence,
         "confidence": proposal.get("confidence", 0.8),
     }
-    declared = ExtractedClaim.model_fields
-    base |= {k: proposal[k] for k in CARRIED if k in proposal and k in declared}
     claims = []
     for cl in proposal.get("claims", []):
         claims.append(
@@ -159,8 +181,9 @@ def render(c: dict[str, Any]) -> list[Part]:
         for e in proposal.get("entities", [])
         for t in e.get("types", [])
     ]
-    if not claims + typings:
-        raise ValueError(f"{c['id']}: the proposal has no claim and no typed entity")
+    procedures = _procedures(proposal, evidence)
+    if not claims + procedures + typings:
+        raise ValueError(f"{c['id']}: the proposal has no claim, no steps and no typed entity")
     chat_of = {s["key"]: s.get("chat", "c1") for s in c["sources"]}
     first = next(iter(chat_of.values()), "c1")
     cited = [e["source"][1:] for e in evidence if str(e["source"]).startswith("$")]
@@ -173,9 +196,12 @@ def render(c: dict[str, Any]) -> list[Part]:
     chat = next((chat_of[k] for k in cited if k in chat_of), None)
     chat = chat or next((n for n in named if n in chats), first)
     parts: list[Part] = []
-    for n, cl in enumerate(claims + typings):
-        index = sum(p.chat == chat for p in parts)
-        parts.append(Part(chat, index, n >= len(claims), cl))
+    for cl in claims:
+        parts.append(part(parts, chat, cl, typing=False, procedure=False))
+    for pr in procedures:
+        parts.append(part(parts, chat, pr, typing=False, procedure=True))
+    for cl in typings:
+        parts.append(part(parts, chat, cl, typing=True, procedure=False))
     return parts
 
 
@@ -203,12 +229,14 @@ class CaseModel:
         if not shown:
             return claims_reply()
         chat = self._chats.get(min(shown), "")
+        mine = [p for p in self._parts if p.chat == chat]
         answer = [
             p.claim | {"evidence": [self._cite(e, shown) for e in p.claim["evidence"]]}
-            for p in self._parts
-            if p.chat == chat
+            for p in mine
         ]
-        return claims_reply(*answer)
+        claims = [a for a, p in zip(answer, mine, strict=True) if not p.procedure]
+        procedures = [a for a, p in zip(answer, mine, strict=True) if p.procedure]
+        return claims_reply(*claims, procedures=procedures)
 
     def _cite(self, evidence: dict[str, Any], shown: dict[int, str]) -> dict[str, Any]:
         source = str(evidence["source"])

@@ -6,10 +6,12 @@ setup drafted through the gate (``correctness_core.prepare``), then its proposal
 - the foreground gate (path ``draft``): ``services.gate.draft`` on the proposal as written
   (a draft the gate's format refuses, a field it does not know, is refused with the field);
 - a consolidation pass (path ``consolidation``) whose recorded model answers the proposal as
-  its extraction (``correctness_pass.render``, ``run_parts``). A proposal with no claim (a
-  procedure: title, body, steps and quotes) is one no extracted claim can carry: the case is
-  *broken* on this path (counted apart and listed, never scored); a field an extracted claim
-  does not declare (``steps``) is lost, as it would be.
+  its extraction (``correctness_pass.render``, ``run_parts``): its claims as extracted
+  claims, a procedure (title, steps, triggers and quotes, no claims) as an extracted
+  procedure, whose steps the pass grounds with the gate's own check. What neither carries
+  (a body, tags, a claim's ``valid_from``) is lost, as it would be; a proposal with nothing
+  a model could extract (no claim, no steps, no typed entity) is *broken* on this path
+  (counted apart and listed, never scored).
 
 Judgement (:func:`judge`): the expectations of the unreliable-author suite (``keep``,
 ``refuse``, ``catch``, ``fold``, ``separate``) as ``correctness_core.judge`` has them, and
@@ -301,10 +303,11 @@ def _verdict(
 
 
 def rendered(c: dict[str, Any]) -> list[Part] | str:
-    """The proposal as the model's answer, or why no extracted claim can carry it."""
-    if not c["proposal"].get("claims"):
-        return "no extracted claim can carry a proposal without claims"
-    return render(c)
+    """The proposal as the model's answer, or why a model could extract nothing of it."""
+    try:
+        return render(c)
+    except ValueError as exc:
+        return str(exc)
 
 
 def run_pass_case(

@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from correctness_core import prepare
-from correctness_pass import CaseModel, Part, render, run_parts
+from correctness_pass import CaseModel, Part, part, render, run_parts
 from rdflib import URIRef
 from realistic_data import sources
 from realistic_run import CLOSED, draft_one, memory_of, steps_shown
@@ -44,8 +44,6 @@ from kgmem.memory import MemoryStatus, name_key, self_entity
 from kgmem.pipeline import Consolidation
 
 SEARCH_K = 5
-#: a feed draft the consolidation path cannot propose (it has no claims)
-CARRYLESS = URIRef("urn:kgmem-realistic:carryless")
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class CheckResult:
     conversation: str
     check: str
     path: str
-    ok: bool | None  # None: the path cannot run the check (see ``feed_by_pass``)
+    ok: bool | None  # None: the path cannot run the check
     why: str = ""
 
 
@@ -84,9 +82,9 @@ def feed_by_pass(
     conv: dict[str, Any],
     now: datetime,
 ) -> dict[str, URIRef | None]:
-    """Run the feed as one pass's answer (each draft's parts, in order); the memory each
-    draft's first claim became. A draft without claims (a procedure) no extracted claim can
-    carry: it is left out, and a check on it is not run on this path."""
+    """Run the feed as one pass's answer (each draft's parts, in order: claims as extracted
+    claims, a procedure as an extracted procedure); the memory each draft's first claim (or
+    its procedure) became."""
     world = _world(conv)
     prepared = prepare(services, uid, world, now)
     assert not isinstance(prepared, str)
@@ -94,16 +92,13 @@ def feed_by_pass(
     parts: list[Part] = []
     heads: dict[str, int] = {}
     for name in conv["feed"]:
-        if not conv["drafts"][name].get("claims"):
-            continue
         mine = render(dict(world, id=name, proposal=conv["drafts"][name]))
         head = next((n for n, p in enumerate(mine) if not p.typing), 0)
         heads[name] = len(parts) + head
         for p in mine:
-            parts.append(Part(p.chat, len(parts), p.typing, p.claim))
+            parts.append(part(parts, p.chat, p.claim, typing=p.typing, procedure=p.procedure))
     fates = run_parts(pipeline, model, uid, world, keys, parts) if parts else []
-    out = {name: memory_of(fates[heads[name]]) for name in heads}
-    return out | {name: CARRYLESS for name in conv["feed"] if name not in heads}
+    return {name: memory_of(fates[heads[name]]) for name in heads}
 
 
 def checks(
@@ -119,10 +114,6 @@ def checks(
     for chk in conv.get("checks", []):
         what = chk.get("names") or chk.get("draft") or chk.get("query") or chk.get("name")
         label = f"{chk['check']}:{what}"
-        if memories.get(chk.get("draft", "")) is CARRYLESS:
-            why = "no extracted claim can carry a draft without claims"
-            out.append(CheckResult(conv["id"], label, path, None, why))
-            continue
         why = _CHECKS[chk["check"]](services, uid, tables, chk, conv, memories)
         out.append(CheckResult(conv["id"], label, path, not why, why))
     return out

@@ -143,14 +143,23 @@ def test_the_consolidation_path_judges_as_the_data_says(services: Services, case
     assert judged.right, judged
 
 
-def test_a_procedure_without_claims_is_broken_on_the_consolidation_path(
-    services: Services,
+@pytest.mark.parametrize(
+    ("case_id", "outcome"),
+    [
+        ("c04-ledger-service/i-deploy", "active"),  # and its steps in the packet, in order
+        ("c04-ledger-service/i-lie-watch-time", "refused"),  # "5 minutes" for "15 minutes"
+        ("c04-ledger-service/j-refusal-in-feed", "refused"),  # refused at ground, in the feed
+    ],
+)
+def test_procedures_and_ground_refusals_are_judged_right_on_the_consolidation_path(
+    services: Services, case_id: str, outcome: str
 ) -> None:
     model = passes.CaseModel()
     pipeline = passes.consolidation(services, model)
-    c = CASES["c04-ledger-service/i-deploy"]
-    judged = runs.run_pass_case(services, pipeline, model, _uid("proc", ""), c, NOW)
-    assert judged.outcome == "broken" and not judged.ok
+    c = CASES[case_id]
+    uid = f"proc{case_id.rsplit('/', 1)[-1]}"
+    judged = runs.run_pass_case(services, pipeline, model, uid, c, NOW)
+    assert (judged.outcome, judged.right) == (outcome, True), judged
 
 
 def _known(services: Services, uid: str) -> Any:
