@@ -255,7 +255,12 @@ def test_locomo_rendering_takes_the_clause_that_states_the_value() -> None:
 def test_locomo_observations_none_skipped() -> None:
     cases, counts = locomo.locomo_cases(LOCOMO, 40)
     assert counts["used"] == 40
-    assert sum(c["variant"] == "true" for c in cases) == 40
+    # every observation is a case: a truth, or one the blind review found its quote does not
+    # state (a misattribution to refuse)
+    judged = [c for c in cases if c["id"].endswith("/true") and c["mode"] == "misattribution"]
+    assert sum(c["variant"] == "true" for c in cases) + len(judged) == 40
+    assert counts["reviewed"] == 40 and counts["misattributed"] == len(judged)
+    assert all(c["expect"] == "refuse" for c in judged)
     for c in cases:
         quote = c["proposal"]["evidence"][0]["quote"]
         assert quote in c["sources"][-1]["text"], c["id"]

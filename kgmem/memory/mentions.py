@@ -27,6 +27,7 @@ from kgmem.memory.reader import (
 )
 from kgmem.memory.subjects import doubted, subject_outside
 from kgmem.memory.surface import (
+    FIRST_PERSON,
     Analysis,
     analyse,
     find_phrase,
@@ -97,7 +98,11 @@ def explicit_mismatches(
     if all(_asked(doc, occ) for occ in polar):
         return [(Mismatch.QUESTION, "quote", "asks rather than states the claim")]
     owners = [_owner(read, occ) for occ in polar]
-    if claim.value is not None and all(o is not None for o in owners):
+    # only a subject the speaker's "I" or no word names: "Molinos supplies our flour" names
+    # its supplier, whoever the flour is for
+    by_speaker = all(o[0].start == o[0].end or o[0].norm in FIRST_PERSON for o in subjects)
+    describes = re.split(r"[#/:]", claim.predicate)[-1] in _DESCRIBING
+    if describes and by_speaker and all(o is not None for o in owners):
         # "I'm in awe of your courage": the courage is the addressee's, not the speaker's
         owner = next(o for o in owners if o is not None)
         if not refers(owner, read.book.resolve(claim.subject), claim.subject, read.taken()):
@@ -105,6 +110,10 @@ def explicit_mismatches(
             return [(Mismatch.SUBJECT, "subject", why)]
     return []
 
+
+#: predicates whose value describes the subject itself ("remembers her first steps" is the
+#: speaker's remembering, whoever the steps are)
+_DESCRIBING = frozenset({"description", "disambiguatingDescription", "comment", "jobTitle"})
 
 #: whose a noun phrase is ("your courage", "everyone's unity", "their potential")
 _OWNERS = frozenset({"your", "his", "her", "their", "its", "our", "my"})

@@ -530,3 +530,7 @@ def test_a_value_someone_elses_possessive_owns_is_not_the_speakers() -> None:
     # "my" before a noun of the value is the speaker's own
     mine = (2, "my horse painting")
     assert ground(chat, "Sam", "schema:description", mine, value="horse painting").grounded
+    # a subject named by name is whom the clause is about, whoever the value is for
+    flour = conversation(("user", "Molinos del Sur Ltd. supplies our flour."))
+    said = (0, "Molinos del Sur Ltd. supplies our flour")
+    assert ground(flour, "Molinos del Sur Ltd.", "schema:description", said, value="flour").grounded
