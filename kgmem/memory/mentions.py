@@ -111,6 +111,11 @@ def explicit_mismatches(
     return []
 
 
+#: "it's", "that's", "he's": a pronoun's 's is "is" or "has", never whose
+_IS_NOT_OWNS = frozenset(
+    {"it", "that", "he", "she", "there", "here", "what", "who", "where", "let"}
+)
+
 #: predicates whose value describes the subject itself ("remembers her first steps" is the
 #: speaker's remembering, whoever the steps are)
 _DESCRIBING = frozenset({"description", "disambiguatingDescription", "comment", "jobTitle"})
@@ -128,7 +133,9 @@ def _owner(read: Reader, occ: Occurrence) -> Ref | None:
     if not before:
         return None
     last = before[-1]
-    possessive = last.norm in _OWNERS or last.norm.endswith("'s")
+    possessive = last.norm in _OWNERS or (
+        last.norm.endswith("'s") and last.norm[:-2] not in _IS_NOT_OWNS
+    )
     after = [t for t in read.doc.tokens if t.start >= occ[-1].end][:1]
     # "it's our bookkeeping service", "my coach is Sara": the value is what the subject is
     equated = (len(before) > 1 and _copula(before[-2].norm)) or (after and _copula(after[0].norm))
