@@ -205,3 +205,23 @@ def fingerprint(services: Services) -> tuple[frozenset[Any], frozenset[Any], tup
         )
     )
     return entities, found, refusals
+
+
+def known_hiker(services: Services) -> tuple[str, dict[str, Any]]:
+    """Nora Lind says she loves hiking; her memory of it, drafted at the gate and active.
+    Returns the message's IRI and the draft (to retype: a clash a pass must refuse)."""
+    message = MessageIn(
+        chat="c1", turn=0, role="user", text="I love hiking in the Alps.", speaker="Nora Lind"
+    )
+    said = str(services.sources.ingest_message(UID, message).iri)
+    known = {
+        "kind": "semantic",
+        "title": "Nora Lind loves hiking",
+        "confidence": 0.9,
+        "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "hiking"}],
+        "entities": [{"name": "Nora Lind", "types": ["schema:Person"]}],
+        "evidence": [{"source": said, "quote": "I love hiking"}],
+    }
+    [person] = services.gate.draft(UID, [known]).items
+    assert person.outcome.value == "active", person.reasons
+    return said, known

@@ -15,7 +15,7 @@ from rdflib import Literal
 
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
-from kgmem.memory import Action, MessageIn, Outcome
+from kgmem.memory import Action
 from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryStatus
 from kgmem.pipeline import ExtractClaims, PassStatus, StageName
@@ -32,6 +32,7 @@ from tests.pipeline.passes import (
     G,
     consolidation,
     entity_named,
+    known_hiker,
     memories,
     say,
     session_one_reply,
@@ -215,20 +216,7 @@ def test_a_draft_the_pass_refuses_is_one_decision_in_the_feed(
     services: Services, clock: FixedClock
 ) -> None:
     pipeline = consolidation(services, None)
-    message = MessageIn(
-        chat="c1", turn=0, role="user", text="I love hiking in the Alps.", speaker="Nora Lind"
-    )
-    said = str(services.sources.ingest_message(UID, message).iri)
-    known = {
-        "kind": "semantic",
-        "title": "Nora Lind loves hiking",
-        "confidence": 0.9,
-        "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "hiking"}],
-        "entities": [{"name": "Nora Lind", "types": ["schema:Person"]}],
-        "evidence": [{"source": said, "quote": "I love hiking"}],
-    }
-    [person] = services.gate.draft(UID, [known]).items
-    assert person.outcome is Outcome.ACTIVE
+    said, known = known_hiker(services)
     as_org = {  # the speaker of the cited message, typed as an organization: a clash
         **known,
         "title": "Nora Lind is in the Alps",

@@ -10,14 +10,13 @@ from datetime import timedelta
 
 from kgmem.api.services import Services
 from kgmem.clock import FixedClock
-from kgmem.memory.decider import Actor, Outcome
+from kgmem.memory.decider import Actor
 from kgmem.memory.decisions import Action, DecisionRecord
 from kgmem.memory.model import MemoryKind
-from kgmem.memory.source_inputs import MessageIn
 from kgmem.pipeline import ExtractClaims, PassRecord, PassStatus, StageName, pass_iri
 from kgmem.pipeline.worklist import Dropped, worklist
 from kgmem.vocab import KGM
-from tests.pipeline.passes import UID, G, consolidation, memories, say
+from tests.pipeline.passes import UID, G, consolidation, known_hiker, memories, say
 from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, prompt_of, quote
 
 SAID = "I work at Acme. My sister Dana lives in Porto."
@@ -128,20 +127,7 @@ def test_each_draft_a_pass_refuses_is_in_the_feed_once_whatever_stage_refused_it
     """Queued drafts, no model: one refused at ground (a quote not in its source), one at
     reconcile (its cited speaker typed as an organization); one refusal each, none for the
     draft that became memory, and none for the speaker's own memory set up before."""
-    message = MessageIn(
-        chat="c1", turn=0, role="user", text="I love hiking in the Alps.", speaker="Nora Lind"
-    )
-    said = str(services.sources.ingest_message(UID, message).iri)
-    known = {
-        "kind": "semantic",
-        "title": "Nora Lind loves hiking",
-        "confidence": 0.9,
-        "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "hiking"}],
-        "entities": [{"name": "Nora Lind", "types": ["schema:Person"]}],
-        "evidence": [{"source": said, "quote": "I love hiking"}],
-    }
-    [person] = services.gate.draft(UID, [known]).items
-    assert person.outcome is Outcome.ACTIVE
+    said, known = known_hiker(services)
     as_org = known | {
         "title": "Nora Lind is an organization in the Alps",
         "claims": [{"subject": "Nora Lind", "predicate": "schema:description", "value": "Alps"}],
