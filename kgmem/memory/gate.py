@@ -292,12 +292,16 @@ class WriteGate:
         *,
         exclude: Collection[URIRef] = (),
         store: TripleStore | None = None,
+        moved: bool = False,
     ) -> list[ExistingClaim]:
         """The active claims the pre-pass weighs ``plan`` against (as ``store`` shows them),
-        except those of the memories in ``exclude`` (a derivation's own inputs)."""
+        with ``moved`` also those of the other holders its moved things leave, except those
+        of the memories in ``exclude`` (a derivation's own inputs)."""
         active = self._active if store is None else ActiveClaims(store, self._queries)
         functional = slots(effective.is_functional, bool(plan.change_texts))
         found = active.about(uid, plan.claims, functional, self._order)
+        for n in plan.moved if moved else ():  # "we switched flour to Harinas Norte"
+            found += active.holding(uid, plan.claims[n], self._order)
         return [e for e in found if e.memory not in exclude]
 
     def deps(self, *, store: TripleStore | None = None) -> GateDeps:

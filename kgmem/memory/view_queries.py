@@ -179,6 +179,23 @@ def claims_with_value(r: ViewReader, query: Query, bindings: Mapping[str, Term])
     return rows
 
 
+def claims_holding(r: ViewReader, query: Query, bindings: Mapping[str, Term]) -> list[Row]:
+    """memory/claims_holding.rq with ?graph, ?status, ?predicate and ?held bound."""
+    g, status = _graph(bindings), bindings["status"]
+    predicate, held = bindings["predicate"], bindings["held"]
+    claims = _subjects(r, g, KGM.object, held) + _subjects(r, g, KGM.objectValue, held)
+    rows: list[Row] = []
+    for claim in dict.fromkeys(claims):
+        c = _props(r, g, claim)
+        if predicate not in c.get(KGM.predicate, ()):
+            continue
+        for subject in c.get(KGM.subject, ()):
+            for key in c.get(KGM.claimKey, ()):
+                fixed = {"key": key, "subject": subject, "predicate": predicate}
+                rows += _claim_rows(r, g, claim, c, status, fixed)
+    return rows
+
+
 def asserting_memories(r: ViewReader, query: Query, bindings: Mapping[str, Term]) -> list[Row]:
     """memory/asserting_memories.rq with ?graph and ?key bound."""
     g, key = _graph(bindings), bindings["key"]
@@ -211,6 +228,7 @@ def entities_by_key(r: ViewReader, query: Query, bindings: Mapping[str, Term]) -
 VIEW_QUERIES: Mapping[str, Evaluator] = {
     "memory/claims_about": claims_about,
     "memory/claims_with_value": claims_with_value,
+    "memory/claims_holding": claims_holding,
     "memory/asserting_memories": asserting_memories,
     "memory/entities_by_key": entities_by_key,
 }

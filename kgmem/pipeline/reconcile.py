@@ -185,8 +185,9 @@ class _Slots:
         plan = work.plan
         if plan is None or not plan.claims or not self._view:
             return False
-        stored = {_weighed(e) for e in self._gate.existing(self._uid, plan, self._effective)}
-        after = self._gate.existing(self._uid, plan, self._effective, store=self._view)
+        gate, uid, effective = self._gate, self._uid, self._effective
+        stored = {_weighed(e) for e in gate.existing(uid, plan, effective, moved=True)}
+        after = gate.existing(uid, plan, effective, store=self._view, moved=True)
         return any(_weighed(e) not in stored for e in after)
 
 

@@ -542,3 +542,18 @@ def test_a_thing_that_moved_to_a_new_holder_leaves_the_old_one(world: World) -> 
     assert new.outcome is Outcome.ACTIVE
     assert old.memory in new.superseded and more.memory in new.superseded
     assert world.memory(old.memory).status is MemoryStatus.SUPERSEDED
+
+
+def test_a_batch_that_moves_a_thing_its_earlier_draft_gave_closes_that_one(world: World) -> None:
+    """One batch: "Core Ledger owns ledger-api", then "it moved to Payments Platform". The
+    second draft weighs the first one's pending claim (it used to fail the whole batch)."""
+    first = world.say("user", "Core Ledger owns ledger-api.")
+    moved = world.say("user", "Big change: ledger-api moved to the Payments Platform team.")
+    quote = "ledger-api moved to the Payments Platform team"
+    old, new = world.draft(
+        _owns(first, "Core Ledger", "Core Ledger owns ledger-api"),
+        _owns(moved, "Payments Platform", quote),
+    )
+    assert old.outcome is Outcome.ACTIVE and new.outcome is Outcome.ACTIVE, new.reasons
+    assert new.superseded == (old.memory,)
+    assert world.memory(old.memory).status is MemoryStatus.SUPERSEDED

@@ -40,6 +40,10 @@ def _bindings(world: World) -> list[tuple[str, Mapping[str, object]]]:
             out.append(
                 ("memory/claims_with_value", {"graph": kg, "status": status, "key": q.object})
             )
+            for held in (KGM.object, KGM.objectValue):
+                for h in world.store.quads(kg, claim, held):
+                    bound = {"graph": kg, "status": status, "predicate": predicate}
+                    out.append(("memory/claims_holding", {**bound, "held": h.object}))
         out.append(("memory/asserting_memories", {"graph": kg, "key": q.object}))
     for q in world.store.quads(kg, None, KGM.nameKey):
         out.append(("memory/entities_by_key", {"graph": kg, "key": q.object}))
