@@ -534,3 +534,30 @@ def test_a_value_someone_elses_possessive_owns_is_not_the_speakers() -> None:
     flour = conversation(("user", "Molinos del Sur Ltd. supplies our flour."))
     said = (0, "Molinos del Sur Ltd. supplies our flour")
     assert ground(flour, "Molinos del Sur Ltd.", "schema:description", said, value="flour").grounded
+
+
+RENO = conversation(
+    ("user", "Our builder is Brightwork Builders Inc., they start Monday."),
+    ("assistant", "Great. Did the budget change?"),
+    ("user", "It went up to 21,000 because of the delay."),
+    ("assistant", "Did Brightwork send the invoice?"),
+    ("user", "It came today, 4,000 up front."),
+    ("assistant", "Did your deadline move?"),
+    ("user", "Not really, it's still May 15th."),
+)
+
+
+def test_an_it_answering_a_question_about_an_unnamed_thing_is_the_users_affair() -> None:
+    """ "Did the budget change?" "It went up to 21,000": the user's budget, not the last
+    company the chat named; what is said of it, the user says of their own affairs."""
+    said = (2, "It went up to 21,000 because of the delay")
+    assert ground(RENO, "I", "schema:description", said, value="21,000").grounded
+    assert ground(RENO, "I", "schema:description", (6, "it's still May 15th"), value="May 15th")
+    for lie in (
+        ground(RENO, "Brightwork Builders Inc.", "schema:description", said, value="21,000"),
+        ground(RENO, "I", "schema:description", said, value="12,000"),  # invented value
+    ):
+        assert not lie.grounded
+    # the question names a company: its "it" is no affair of the user's said so
+    invoice = (4, "It came today, 4,000 up front")
+    assert not ground(RENO, "I", "schema:description", invoice, value="4,000").grounded

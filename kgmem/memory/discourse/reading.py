@@ -143,6 +143,7 @@ class _Entity:
     nouns: set[str] = field(default_factory=set)
     is_user: bool = False
     parent: _Entity | None = None  # merged into
+    asked_in: int | None = None  # an unnamed thing a reply's "it" is: that reply's turn
 
 
 @dataclass(eq=False)
@@ -437,6 +438,12 @@ class Discourse:
             return _Mention(token.start, token.end, token.sentence, [other], True, False, subject)
         if word in {"it", "it's"} and _expletive(doc.tokens, at):
             return None  # "It's easy to ...", "It really helps to ...": no one, nothing
+        if word in {"it", "it's"} and not mentions and self._asks_of_a_thing(index, at):
+            # "Did the budget change?" "It went up to 21,000": the thing asked about, which
+            # has no name (not the last company the chat named)
+            thing = self._new(kind=Kind.THING)
+            thing.asked_in = index
+            return _Mention(token.start, token.end, token.sentence, [thing], True, False, subject)
         if word in _PRONOUNS:
             kind, gender = _PRONOUNS[word]
             # "Mike joined them": an object pronoun is not its own clause's subject
@@ -464,6 +471,27 @@ class Discourse:
             mention.token = at
             return mention
         return None
+
+    def _asks_of_a_thing(self, index: int, at: int) -> bool:
+        """Whether the "it" at token ``at`` opens a user's reply to the assistant's question
+        about an unnamed thing ("the budget", "your deadline") that names nothing else."""
+        doc, before = self.docs[index], index - 1
+        if before < 0 or doc.tokens[at].sentence or not self.turns[index].speaker.is_user:
+            return False
+        asked = self.docs[before]
+        if not self.turns[before].speaker.assistant or not asked.tokens:
+            return False
+        last = asked.tokens[-1].sentence
+        if last not in asked.questions:
+            return False
+        named = [m for m in self._mentions[before] if m.sentence == last]
+        if any(self._root(o) is not self._user for m in named for o in m.owners):
+            return False
+        words = [t for t in asked.tokens if t.sentence == last]
+        return any(
+            a.norm in {"the", "your"} and b.norm.isalpha() and asked.text[b.start].islower()
+            for a, b in pairwise(words)
+        )
 
     def _described(
         self, noun: str, possessive: str, speaker: Speaker, me: _Entity | None
@@ -544,6 +572,8 @@ class Discourse:
                     for owner in map(self._root, mention.owners):
                         if owner is me or owner.is_user or owner in found:
                             continue
+                        if owner.asked_in is not None and owner.asked_in != index:
+                            continue  # a thing asked about unnamed lives in its reply only
                         if _agrees(owner, kind, gender):
                             found.append(owner)
                 if len(found) > 1 and subject and gender is not None:
