@@ -71,7 +71,7 @@ from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, reco
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.source_rdf import message_facts, to_quads
 from kgmem.memory.sources import source_iri
-from kgmem.store import Quad, RdfFormat
+from kgmem.store import USER_NODE_BASE, Quad, RdfFormat, UserGraphs
 from kgmem.vocab import SDO
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
@@ -527,12 +527,21 @@ def memory_quads(p: Plan) -> tuple[list[Quad], list[Quad]]:
     return record_quads(record, GRAPHS.kg) + fact_quads(claims, GRAPHS.kg), sources
 
 
-def build(services: Services, world: Cast) -> tuple[float, Counter[URIRef]]:
-    """Bulk-load the entities and N memories; seconds taken, and memories per entity."""
+def build(services: Services, world: Cast, uid: str = USER) -> tuple[float, Counter[URIRef]]:
+    """Bulk-load the entities and N memories as ``uid``'s (the quads the gate would write
+    for them); seconds taken, and memories per entity (IRIs of ``USER``'s)."""
     started = time.perf_counter()
-    services.store.load(
-        ntriples(list(entity_quads(world))), RdfFormat.NTRIPLES, GRAPHS.kg, replace=False, bulk=True
-    )
+    graphs = UserGraphs(uid)
+
+    def load(quads: list[Quad], graph: URIRef) -> None:
+        data = ntriples(quads)
+        if uid != USER:  # the same memories, another user's: their nodes are under their base
+            data = data.replace(
+                f"{USER_NODE_BASE}{USER}/".encode(), f"{USER_NODE_BASE}{uid}/".encode()
+            )
+        services.store.load(data, RdfFormat.NTRIPLES, graph, replace=False, bulk=True)
+
+    load(list(entity_quads(world)), graphs.kg)
     linked: Counter[URIRef] = Counter()
     chunk = 20000
     for first in range(0, world.n, chunk):
@@ -544,10 +553,8 @@ def build(services: Services, world: Cast) -> tuple[float, Counter[URIRef]]:
             memory, source = memory_quads(p)
             kg += memory
             sources += source
-        services.store.load(ntriples(kg), RdfFormat.NTRIPLES, GRAPHS.kg, replace=False, bulk=True)
-        services.store.load(
-            ntriples(sources), RdfFormat.NTRIPLES, GRAPHS.sources, replace=False, bulk=True
-        )
+        load(kg, graphs.kg)
+        load(sources, graphs.sources)
     return time.perf_counter() - started, linked
 
 

@@ -1,0 +1,220 @@
+"""kgmem at scale, measured from outside a real server: memory, start time, search latency and
+repair after drift, per store size.
+
+    .venv/bin/python benchmarks/scale.py [--memories 100000,1000000] [--users N]
+                                          [--searches 1000] [--home DIR]
+
+For each size, a store of N active memories spread evenly over ``--users`` users (1: all in
+one) is built on disk: each user's memories are ``search_latency.py``'s (people, places,
+employers, events, how-tos, codes over two years, evidence quoting chats), bulk-loaded as the
+quads the gate writes for them (``search_latency.build``: the documented fast path; the
+entities, records, facts and sources are what ``record_quads``, ``fact_quads`` and the source
+writer make), and the graph projection is built for each user, as a server that wrote them
+would have left it. Then, timed from outside:
+
+- ``kgmem serve`` starts on the store (a process of its own, ``served.py``): seconds from
+  spawn to its first answered search (``/health`` answers once start-up is done), and the
+  server's resident memory (its process tree, from ``/proc``) right after;
+- ``--searches`` searches through REST (``GET /api/search``, k=8) of
+  ``search_latency.queries`` (plain, time cues, filters, common words), each as one of the
+  users, one at a time: p50/p95/p99 as the client waits, and the server's memory after;
+- forced drift: the server stops, one user's memory is written into the store behind the
+  projection's back (its outbox left empty, as a process that crashed mid-write or a restored
+  backup would), and the server starts again: seconds to its first answered search, the
+  repair included.
+
+Prints a table per size and, for the largest size measured, the last lines
+``scale_rss_mb=``, ``scale_start_s=``, ``scale_search_p95_ms=`` and, when the size is
+1,000,000, the same with ``_1m``. Not measured yet (#24): the 25-draft batch against its
+storage floor at these sizes (``batch_draft.py --floor`` measures it in process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from batch_draft import USER
+from search_latency import NOW, Cast, Query, build, queries
+from served import Served, rss_bytes, served
+
+from kgmem.api.services import build_services
+from kgmem.clock import FixedClock
+from kgmem.config import load_settings
+from kgmem.memory.model import MemoryStatus
+from kgmem.store import USER_NODE_BASE, Changeset, OxigraphStore, Quad, UserGraphs
+from kgmem.vocab import KGM
+
+K = 8
+_PARAMS = {"kinds": "kind", "tags": "tag", "entity": "entity"}
+
+
+@dataclass
+class Size:
+    memories: int
+    users: int
+    quads: int = 0
+    load_s: float = 0.0
+    projection_s: float = 0.0
+    disk_mb: float = 0.0
+    start_s: float = 0.0
+    rss_start_mb: float = 0.0
+    rss_after_mb: float = 0.0
+    search_ms: list[float] = field(default_factory=list)
+    failed: int = 0
+    found: int = 0  # results the searches returned
+    drift_start_s: float = 0.0
+
+
+def user_ids(users: int) -> list[str]:
+    return [USER] if users == 1 else [f"u{n:03d}" for n in range(users)]
+
+
+def make_store(home: Path, size: Size) -> dict[str, Cast]:
+    """Build the store of ``size`` in ``home``: every user's memories and projection."""
+    casts = {uid: Cast(size.memories // size.users) for uid in user_ids(size.users)}
+    settings = load_settings(env={"KGMEM_HOME": str(home)})
+    services = build_services(settings, clock=FixedClock(NOW))
+    try:
+        for uid, cast in casts.items():
+            seconds, _ = build(services, cast, uid)
+            size.load_s += seconds
+            started = time.perf_counter()
+            services.projection.rebuild(uid)
+            size.projection_s += time.perf_counter() - started
+        size.quads = services.store.count()
+    finally:
+        services.close()
+    size.disk_mb = sum(f.stat().st_size for f in home.rglob("*") if f.is_file()) / 2**20
+    return casts
+
+
+def _first_search(server: Served, token: str) -> None:
+    answer = httpx.get(
+        f"{server.url}/api/search",
+        params={"q": "dinner", "k": K},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=600,
+    )
+    answer.raise_for_status()
+
+
+def _params(uid: str, query: Query) -> dict[str, Any]:
+    params: dict[str, Any] = {"q": query.text, "k": K}
+    for name, value in query.options.items():
+        if name == "entity" and uid != USER:
+            value = value.replace(f"{USER_NODE_BASE}{USER}/", f"{USER_NODE_BASE}{uid}/")
+        params[_PARAMS[name]] = value
+    return params
+
+
+def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> None:
+    started = time.perf_counter()
+    with served(home) as server:
+        tokens = {uid: server.add_user(uid) for uid in casts}
+        _first_search(server, tokens[next(iter(casts))])
+        size.start_s = time.perf_counter() - started
+        size.rss_start_mb = rss_bytes(server.pid) / 2**20
+        per_user = max(searches // len(casts), 1)
+        with httpx.Client(timeout=60) as client:
+            for uid, cast in casts.items():
+                auth = {"Authorization": f"Bearer {tokens[uid]}"}
+                for query in queries(cast, per_user):
+                    began = time.perf_counter()
+                    answer = client.get(
+                        f"{server.url}/api/search", params=_params(uid, query), headers=auth
+                    )
+                    size.search_ms.append((time.perf_counter() - began) * 1000)
+                    size.failed += answer.status_code != 200
+                    if answer.status_code == 200:
+                        size.found += len(answer.json()["results"])
+        size.rss_after_mb = rss_bytes(server.pid) / 2**20
+    drift(home, next(reversed(casts)))
+    started = time.perf_counter()
+    with served(home) as server:
+        token = server.add_user("drift-probe")
+        _first_search(server, token)
+        size.drift_start_s = time.perf_counter() - started
+
+
+def drift(home: Path, uid: str) -> None:
+    """Archive one of ``uid``'s active memories behind the projection's back: its status
+    changed in the store, no outbox entry (what a crash between two writers leaves)."""
+    store = OxigraphStore(home / "store")
+    try:
+        kg = UserGraphs(uid).kg
+        active = MemoryStatus.ACTIVE.iri
+        found = next(iter(store.quads(kg, None, KGM.status, active)))
+        archived = Quad(found.subject, KGM.status, MemoryStatus.ARCHIVED.iri, kg)
+        store.commit(Changeset.of([archived], [found]))
+    finally:
+        store.close()
+
+
+def percentile(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
+
+
+def report(size: Size) -> list[str]:
+    s = size.search_ms
+    return [
+        f"{size.memories:>9} {size.users:>5} {size.quads:>10} {size.load_s:>7.0f} "
+        f"{size.projection_s:>7.0f} {size.disk_mb:>7.0f} {size.start_s:>7.1f} "
+        f"{size.rss_start_mb:>7.0f} {size.rss_after_mb:>7.0f} {percentile(s, 50):>6.1f} "
+        f"{percentile(s, 95):>6.1f} {percentile(s, 99):>6.1f} {size.failed:>4} "
+        f"{size.found / max(len(s), 1):>5.1f} {size.drift_start_s:>7.1f}"
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memories", default="100000")
+    parser.add_argument("--users", type=int, default=1)
+    parser.add_argument("--searches", type=int, default=1000)
+    parser.add_argument("--home", type=Path, help="build here (kept) instead of a temp dir")
+    args = parser.parse_args()
+    sizes = [Size(int(n), args.users) for n in args.memories.split(",")]
+    header = (
+        f"{'memories':>9} {'users':>5} {'quads':>10} {'load s':>7} {'graph s':>7} "
+        f"{'disk MB':>7} {'start s':>7} {'RSS MB':>7} {'after':>7} {'p50 ms':>6} "
+        f"{'p95':>6} {'p99':>6} {'fail':>4} {'hits':>5} {'drift s':>7}"
+    )
+    for size in sizes:
+        home = args.home or Path(tempfile.mkdtemp(prefix="kgmem-scale-"))
+        try:
+            print(f"N={size.memories} over {size.users} users in {home}", flush=True)
+            casts = make_store(home, size)
+            print(
+                f"  built: {size.quads} quads, load {size.load_s:.0f} s, graph "
+                f"{size.projection_s:.0f} s, {size.disk_mb:.0f} MB",
+                flush=True,
+            )
+            measure(home, size, casts, args.searches)
+            print(header)
+            print("\n".join(report(size)), flush=True)
+        finally:
+            if args.home is None:
+                shutil.rmtree(home, ignore_errors=True)
+    print(header)
+    for size in sizes:
+        print("\n".join(report(size)))
+    last = sizes[-1]
+    lines = {
+        "rss_mb": last.rss_after_mb,
+        "start_s": last.start_s,
+        "search_p95_ms": percentile(last.search_ms, 95),
+    }
+    for suffix in ("", "_1m") if last.memories == 1_000_000 else ("",):
+        for name, value in lines.items():
+            print(f"scale_{name}{suffix}={value:.1f}")
+
+
+if __name__ == "__main__":
+    main()
