@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -43,7 +42,7 @@ from typing import Any
 import httpx
 from batch_draft import USER
 from search_latency import NOW, Cast, Query, build, queries
-from served import Served, rss_bytes, served
+from served import Served, percentile, rss_bytes, served
 
 from kgmem.api.services import build_services
 from kgmem.clock import FixedClock
@@ -156,10 +155,6 @@ def drift(home: Path, uid: str) -> None:
         store.commit(Changeset.of([archived], [found]))
     finally:
         store.close()
-
-
-def percentile(values: list[float], p: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
 def report(size: Size) -> list[str]:
