@@ -52,6 +52,7 @@ from kgmem.store import USER_NODE_BASE, Changeset, OxigraphStore, Quad, UserGrap
 from kgmem.vocab import KGM
 
 K = 8
+START_WITHIN = 3600  # seconds a start may take before it counts as failed
 _PARAMS = {"kinds": "kind", "tags": "tag", "entity": "entity"}
 
 
@@ -116,7 +117,7 @@ def _params(uid: str, query: Query) -> dict[str, Any]:
 
 def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> None:
     started = time.perf_counter()
-    with served(home) as server:
+    with served(home, start_within=START_WITHIN) as server:
         tokens = {uid: server.add_user(uid) for uid in casts}
         _first_search(server, tokens[next(iter(casts))])
         size.start_s = time.perf_counter() - started
@@ -137,7 +138,7 @@ def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> No
         size.rss_after_mb = rss_bytes(server.pid) / 2**20
     drift(home, next(reversed(casts)))
     started = time.perf_counter()
-    with served(home) as server:
+    with served(home, start_within=START_WITHIN) as server:
         token = server.add_user("drift-probe")
         _first_search(server, token)
         size.drift_start_s = time.perf_counter() - started
@@ -173,7 +174,9 @@ def main() -> None:
     parser.add_argument("--memories", default="100000")
     parser.add_argument("--users", type=int, default=1)
     parser.add_argument("--searches", type=int, default=1000)
-    parser.add_argument("--home", type=Path, help="build here (kept) instead of a temp dir")
+    parser.add_argument(
+        "--home", type=Path, help="build here and keep it (one size; reused when built)"
+    )
     args = parser.parse_args()
     sizes = [Size(int(n), args.users) for n in args.memories.split(",")]
     header = (
@@ -185,7 +188,10 @@ def main() -> None:
         home = args.home or Path(tempfile.mkdtemp(prefix="kgmem-scale-"))
         try:
             print(f"N={size.memories} over {size.users} users in {home}", flush=True)
-            casts = make_store(home, size)
+            if (home / "store").is_dir():  # built before (--home): measured again as is
+                casts = {uid: Cast(size.memories // size.users) for uid in user_ids(size.users)}
+            else:
+                casts = make_store(home, size)
             print(
                 f"  built: {size.quads} quads, load {size.load_s:.0f} s, graph "
                 f"{size.projection_s:.0f} s, {size.disk_mb:.0f} MB",

@@ -48,9 +48,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(home: Path, **settings: str) -> Iterator[Served]:
-    """``kgmem serve`` on ``home`` (``settings``: ``KGMEM_<NAME>`` values), stopped with
-    SIGINT (a clean shutdown) when the block ends."""
+def served(home: Path, start_within: float = 120, **settings: str) -> Iterator[Served]:
+    """``kgmem serve`` on ``home`` (``settings``: ``KGMEM_<NAME>`` values), ready within
+    ``start_within`` seconds, stopped with SIGINT (a clean shutdown) when the block ends."""
     port = free_port()
     env = {
         **os.environ,
@@ -66,7 +66,7 @@ def served(home: Path, **settings: str) -> Iterator[Served]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + start_within
         while True:
             try:
                 if httpx.get(f"{url}/health", timeout=1).status_code == 200:
@@ -79,7 +79,11 @@ def served(home: Path, **settings: str) -> Iterator[Served]:
         yield Served(url, process.pid, home, (home / "api-key").read_text().strip())
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(60)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:  # still starting: a clean stop waits for start-up
+            process.kill()
+            process.wait()
 
 
 def tree(root: int) -> list[int]:

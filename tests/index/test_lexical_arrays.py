@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgmem.index.lexical_docs import FIELD_WEIGHTS, LexicalDoc
-from kgmem.index.lexical_shard import Shard
+from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc
+from kgmem.index.lexical.shard import Shard
 
 WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from kgmem.index.dense import DenseVectors, Embedder, embed_text
-from kgmem.index.lexical_arrays import (
+from kgmem.index.lexical.arrays import (
     Floats,
     Ints,
     Postings,
@@ -26,11 +26,11 @@ from kgmem.index.lexical_arrays import (
     bm25,
     length_norms,
 )
-from kgmem.index.lexical_docs import LexicalDoc, analyze
+from kgmem.index.lexical.docs import LexicalDoc, analyze
 
 __all__ = ["Conversations", "Periods", "Shard"]
 
-_K1, _B = 1.2, 0.75  # BM25 (of whole chats; documents: kgmem.index.lexical_arrays)
+_K1, _B = 1.2, 0.75  # BM25 (of whole chats; documents: kgmem.index.lexical.arrays)
 _DEAD = 1024  # compact a shard's slots once more than this many (and than live ones) are dead
 _FIRSTS = 4096  # entities whose first documents are kept
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -40,7 +40,7 @@ _LOW, _HIGH = -(2**62), 2**62  # an open end of a validity period
 
 class Shard:
     """One user's documents: postings (term -> slots and weighted tf, see
-    :mod:`kgmem.index.lexical_arrays`), BM25 length norms, and a timeline of the documents
+    :mod:`kgmem.index.lexical.arrays`), BM25 length norms, and a timeline of the documents
     that have a moment (the rest have a validity period)."""
 
     def __init__(self, weights: Mapping[str, int], embedder: Embedder | None = None) -> None:

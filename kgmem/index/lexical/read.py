@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.index.lexical_docs import (
+from kgmem.index.lexical.docs import (
     LexicalDoc,
     camel_words,
     memory_doc,
@@ -25,7 +25,7 @@ from kgmem.index.lexical_docs import (
     revision_key,
     short_note_doc,
 )
-from kgmem.index.lexical_shard import Shard
+from kgmem.index.lexical.shard import Shard
 from kgmem.store import (
     Bindings,
     Damage,

@@ -25,8 +25,8 @@ from rdflib import URIRef
 
 from kgmem.index.base import Links
 from kgmem.index.dense import Embedder
-from kgmem.index.lexical_arrays import Scores
-from kgmem.index.lexical_docs import (
+from kgmem.index.lexical.arrays import Scores
+from kgmem.index.lexical.docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
     LexicalDoc,
@@ -34,8 +34,8 @@ from kgmem.index.lexical_docs import (
     stem,
     words,
 )
-from kgmem.index.lexical_read import LexicalReader, Update
-from kgmem.index.lexical_shard import Shard
+from kgmem.index.lexical.read import LexicalReader, Update
+from kgmem.index.lexical.shard import Shard
 from kgmem.store import (
     Damage,
     QueryRegistry,
