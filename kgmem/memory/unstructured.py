@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from kgmem.memory.grounding import unstated_numbers, unstated_steps
 from kgmem.memory.grounding_types import DEFAULT_AUTHORITY_ORDER, GroundedEvidence
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord, SupportKind
 from kgmem.memory.prepass import rank
+from kgmem.memory.steps import unstated_numbers, unstated_steps
 from kgmem.memory.surface import locate_quote
 
 __all__ = ["QuoteRefusal", "UnstructuredCode", "UnstructuredResult", "ground_unstructured"]

@@ -294,7 +294,7 @@ DEPLOY = (
 
 
 def test_steps_must_be_what_the_quotes_say_in_order() -> None:
-    from kgmem.memory.grounding import unstated_numbers, unstated_steps
+    from kgmem.memory.steps import unstated_numbers, unstated_steps
 
     steps = ["merge to main", "wait for the CI build to go green", "run make release to tag it"]
     assert unstated_steps([*steps, "watch the error dashboard for 15 minutes"], [DEPLOY]) == []
