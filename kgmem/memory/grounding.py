@@ -78,6 +78,7 @@ __all__ = [
     "ground_claim",
     "locate_quote",
     "mentions",
+    "source_authority",
 ]
 
 
@@ -118,7 +119,7 @@ def _rank(order: Sequence[Authority], authority: Authority) -> int:
     return order.index(authority) if authority in order else len(order)
 
 
-def _authority(rec: SourceRecord, order: Sequence[Authority]) -> Authority:
+def source_authority(rec: SourceRecord, order: Sequence[Authority]) -> Authority:
     """The record's authority, never stronger than what the source is; second-hand: agent."""
     if rec.agent_reported:
         return Authority.AGENT
@@ -536,19 +537,8 @@ def _agent_rule(verdicts: list[_Verdict]) -> list[_Verdict]:
 def _grounded(v: _Verdict, order: Sequence[Authority]) -> GroundedEvidence:
     rec, span = v.record, v.span
     assert rec is not None and span is not None
-    return GroundedEvidence(
-        index=v.index,
-        source=rec.iri,
-        source_type=rec.type,
-        quote=rec.text[span[0] : span[1]],
-        start=span[0],
-        end=span[1],
-        support=v.support,
-        authority=_authority(rec, order),
-        agent_reported=rec.agent_reported,
-        confirms=v.confirms,
-        note_path=rec.note_path,
-    )
+    authority = source_authority(rec, order)
+    return GroundedEvidence.at(rec, span, v.index, v.support, authority, v.confirms)
 
 
 def _cap(item: GroundedEvidence) -> float:

@@ -95,6 +95,31 @@ class GroundedEvidence:
     confirms: URIRef | None = None  # for a user confirmation: the agent message it confirms
     note_path: str | None = None
 
+    @classmethod
+    def at(
+        cls,
+        record: SourceRecord,
+        span: tuple[int, int],
+        index: int,
+        support: SupportKind,
+        authority: Authority,
+        confirms: URIRef | None = None,
+    ) -> GroundedEvidence:
+        """Evidence item ``index``, accepted: ``record``'s text at ``span``."""
+        return cls(
+            index=index,
+            source=record.iri,
+            source_type=record.type,
+            quote=record.text[span[0] : span[1]],
+            start=span[0],
+            end=span[1],
+            support=support,
+            authority=authority,
+            agent_reported=record.agent_reported,
+            confirms=confirms,
+            note_path=record.note_path,
+        )
+
 
 @dataclass(frozen=True)
 class GroundingResult:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from kgmem.memory.grounding import source_authority
 from kgmem.memory.grounding_types import DEFAULT_AUTHORITY_ORDER, GroundedEvidence
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord, SupportKind
 from kgmem.memory.prepass import rank
@@ -79,21 +80,8 @@ def ground_unstructured(
             why = f"evidence {index}: quote not verbatim in a usable source"
             refusals.append(QuoteRefusal(UnstructuredCode.QUOTE_NOT_USABLE, why))
             continue
-        said = Authority.AGENT if record.agent_reported else record.authority
-        items.append(
-            GroundedEvidence(
-                index=index,
-                source=record.iri,
-                source_type=record.type,
-                quote=record.text[span[0] : span[1]],
-                start=span[0],
-                end=span[1],
-                support=item.support,
-                authority=said,
-                agent_reported=record.agent_reported,
-                note_path=record.note_path,
-            )
-        )
+        said = source_authority(record, order)
+        items.append(GroundedEvidence.at(record, span, index, item.support, said))
         if authority is None or rank(said, order) > rank(authority, order):
             authority = said
     explicit = all(e.support is SupportKind.EXPLICIT for e in draft.evidence)
