@@ -146,6 +146,41 @@ def test_a_stated_change_closes_the_value_an_earlier_pass_committed(
     assert found["Claire is head of research"].supersedes == (old.iri,)
 
 
+def test_a_thing_moved_to_a_new_holder_in_the_same_pass_leaves_the_old_one(
+    services: Services, clock: FixedClock
+) -> None:
+    _say(
+        services,
+        clock,
+        ("user", "Core Ledger owns ledger-api."),
+        ("user", "Big change: ledger-api moved to the Payments Platform team."),
+    )
+    owned = claim(
+        "Core Ledger",
+        "schema:owns",
+        quote("S1", "Core Ledger owns ledger-api"),
+        object="ledger-api",
+        statement="Core Ledger owns ledger-api",
+    )
+    moved = claim(
+        "Payments Platform",
+        "schema:owns",
+        quote("S2", "ledger-api moved to the Payments Platform team"),
+        object="ledger-api",
+        statement="Payments Platform owns ledger-api",
+    )
+    pipeline, records = _run(services, clock, [owned, moved], passes=2)
+    # the move names no old holder: the pass sees Core Ledger's claim only once it is
+    # committed, so the move waits for the next pass rather than leave both owners
+    state = pipeline.checkpoints.state(UID, records[0].pass_id)
+    reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE))
+    assert [d.draft.title for d in reconciled.deferred] == ["Payments Platform owns ledger-api"]
+    found = memories(services)
+    old, new = found["Core Ledger owns ledger-api"], found["Payments Platform owns ledger-api"]
+    assert old.status is MemoryStatus.SUPERSEDED
+    assert new.status is MemoryStatus.ACTIVE and new.supersedes == (old.iri,)
+
+
 def test_a_second_value_of_a_slot_that_holds_several_is_decided_in_the_same_pass(
     services: Services, clock: FixedClock
 ) -> None:
