@@ -47,7 +47,7 @@ def subject_outside(
         return read.occurrence(topic), None
     first = min((occ[0].start for occ in values), default=None)
     someone = [r for r in quoted if r.subject and (r.pronoun or any(r.persons))]
-    someone = [r for r in someone if not (_asked_thing(r) and target.is_user)]
+    someone = [r for r in someone if not (r.asked and target.is_user)]  # see _spoken
     if first is not None and any(r.start < first for r in someone):
         return None, missing  # the quote says it of someone else
     near = read.before_quote()
@@ -119,7 +119,8 @@ def _spoken(
         and r.subject
         and not (r.resolved and r.candidates[0] == names)
         and not (r.group and names in r.candidates)  # "we": the speaker and company
-        and not (_asked_thing(r) and me.is_user)  # "[the budget?] It went up to 21,000"
+        # "Did the budget change?" "It went up to 21,000": the user's own affair
+        and not (r.asked and me.is_user)
     ]
     return None if others else _stand_in(read.words[0])
 
@@ -144,13 +145,6 @@ def _sayer(read: Reader, near: Ref) -> Ref | None:
     before = [r for r in before if r.end <= words[-1].start]
     last = max(before, key=lambda r: r.start, default=None)
     return last if last is not None and last.end >= words[-1].start - 1 else None
-
-
-def _asked_thing(ref: Ref) -> bool:
-    """Whether ``ref`` is the unnamed thing of the user's that the assistant asked about
-    ("Did the budget change?" "It went up to 21,000"): what the user says of it, they say
-    of their own affairs."""
-    return ref.resolved and not ref.candidates[0] and not any(ref.persons)
 
 
 def _stand_in(word: Token) -> Occurrence:

@@ -115,6 +115,7 @@ class Ref:
     subject: bool = True  # it can be a clause's subject (not "my", "her", "them")
     persons: tuple[bool, ...] = ()  # whether each candidate is known to be a person
     ids: tuple[int, ...] = ()  # each candidate's referent, as the discourse knows it
+    asked: bool = False  # the unnamed thing the assistant's question before it asked about
 
     @property
     def resolved(self) -> bool:
@@ -775,6 +776,7 @@ class Discourse:
             mention.subject,
             tuple(o.kind is Kind.PERSON for o in owners),
             tuple(id(o) for o in owners),
+            len(owners) == 1 and owners[0].asked_in is not None,
         )
 
 
