@@ -133,6 +133,19 @@ class Settings:
         "Largest request body the HTTP API accepts, in bytes (larger: 413).",
         minimum=1024,
     )
+    search_resident_documents: int = _setting(
+        1000000,
+        "Most search-index documents held in memory (over all users); past it, the users "
+        "searched least recently are saved to disk and loaded again when next searched.",
+        minimum=1000,
+    )
+    search_save_seconds: float = _setting(
+        600.0,
+        "Seconds between saves of a changing user's search index to disk (it is also saved "
+        "when the server stops; a crash costs a rebuild of the users changed since).",
+        minimum=1,
+        maximum=86400,
+    )
     sparql_result_limit: int = _setting(
         10000, "Most rows (or triples) one user SPARQL query may return.", minimum=1
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -35,6 +37,22 @@ __all__ = ["create_app"]
 log = logging.getLogger("kgmem.api")
 
 
+def _warm(services: Services) -> None:
+    started = time.monotonic()
+    try:
+        users = services.warm()
+        log.info("search index of %d users ready in %.1f s", users, time.monotonic() - started)
+        # what start-up built (the services, every user's search index) lives as long as the
+        # server: kept out of the collector's full passes, which otherwise pause a request
+        # for ~200 ms every few write batches at 10k memories
+        gc.collect()
+        gc.freeze()
+    except Exception:  # each user's first search opens its index instead
+        log.exception("loading the search index failed")
+    finally:
+        services.warmed.set()
+
+
 def create_app(
     settings: Settings, *, services: Services | None = None, clock: Clock | None = None
 ) -> Starlette:
@@ -57,19 +75,15 @@ def create_app(
         log.info("kgmem serving from %s", built.store.location)
         try:
             # the projections were levelled with the store in build_services; the search
-            # index is built now so no first search pays for it
-            users = built.warm()
-            log.info("search index built for %d users", users)
-            # what start-up built (the services, every user's search index) lives as long as
-            # the server: kept out of the collector's full passes, which otherwise pause a
-            # request for ~200 ms every few write batches at 10k memories
-            gc.collect()
-            gc.freeze()
+            # index is loaded (or, where it drifted, rebuilt) in the background meanwhile
+            warming = threading.Thread(target=_warm, args=(built,), name="kgmem-warm", daemon=True)
+            warming.start()
             jobs.start()
             async with mcp.running():
                 yield
         finally:
             jobs.stop()  # before the store closes: no job may run on a closed store
+            warming.join()
             built.close()
             gc.unfreeze()  # a process that goes on (tests) collects it as usual again
             log.info("store closed")

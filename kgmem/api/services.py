@@ -6,16 +6,18 @@ from either reaches them and a forget from either purges them:
 
 1. the Kùzu projection opens (a damaged database is moved aside and rebuilt from the store);
 2. the change feed attaches to the store: from here on every commit carries its outbox entry;
-3. the projection of every user without outbox entries is compared with the store (counts
-   and checksums per table); on any difference (rows lost or changed behind the
-   projection's back, pages Kùzu reads as empty) every user is rebuilt into a new database,
-   since deleting from a damaged one can crash the process;
-4. the outbox a stopped or crashed process left is drained, and the users it held are
-   compared and repaired in place;
+3. the outbox a stopped or crashed process left is drained;
+4. every user whose stamp in the projection is not the store's (:mod:`kgmem.index.feed_outbox`:
+   every write moves it, in the same atomic commit) is compared with the store (counts and
+   checksums per table) and repaired in place; the others are level with the store and are
+   not read at all, so an intact store starts in seconds at any size. A change made behind
+   kgmem's back (another program writing the store's files) moves no stamp: ``kgmem index
+   check`` compares every user;
 5. the feed drains in the background from then on.
 
-The lexical index lives in memory and is built per user on first use; the server warms it
-(:meth:`Services.warm`) before it takes requests.
+The lexical index is held in memory per user and saved on disk (:mod:`kgmem.index.lexical`):
+the server loads it (:meth:`Services.warm`) in the background once it takes requests, a user
+whose saved index is level with the store first; a search of a user not loaded yet loads it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -64,7 +67,7 @@ from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, Prompt
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
 from kgmem.store.isolated import QueryProcesses
 
-__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
+__all__ = ["IndexStartup", "Services", "build_services", "index_dir", "search_dir"]
 
 log = logging.getLogger("kgmem.api")
 
@@ -72,6 +75,11 @@ log = logging.getLogger("kgmem.api")
 def index_dir(settings: Settings) -> Path:
     """Where the graph projection lives (``kgmem index`` uses the same directory)."""
     return settings.home / "index" / "kuzu"
+
+
+def search_dir(settings: Settings) -> Path:
+    """Where each user's search index is saved (:mod:`kgmem.index.lexical.saved`)."""
+    return settings.home / "index" / "search"
 
 
 @dataclass(frozen=True)
@@ -113,18 +121,23 @@ class Services:
     index: IndexStartup
     sparql: UserQueries  # users' own SPARQL queries (closed with the services)
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
+    warmed: threading.Event = field(default_factory=threading.Event)  # set once warm() ends
     owns_store: bool = True
     scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
 
     def warm(self) -> int:
-        """Build every user's lexical index now rather than on the first search; how many
-        users."""
+        """Hold every user's search index in memory now rather than at the first search
+        (up to ``search_resident_documents``): a saved index level with the store is loaded,
+        any other rebuilt from the store and saved (the repair of drift, user by user).
+        Intact users come first, so their searches wait for no one's rebuild; a search of a
+        user not done yet opens that user itself. How many users."""
         users = sorted(StoreReader(self.store, self.queries).users())
-        for uid in users:
+        intact = {uid: self.lexical.intact(uid) for uid in users}
+        for uid in sorted(users, key=lambda u: not intact[u]):
             try:
-                self.lexical.rebuild(uid)
-            except Exception:  # that user's first search tries again; the others start
-                log.exception("building the search index of %s failed", uid)
+                self.lexical.open(uid)
+            except Exception:  # that user's first search tries again; the others go on
+                log.exception("opening the search index of %s failed", uid)
         return len(users)
 
     def reset_user(self, uid: str) -> ResetReport:
@@ -138,8 +151,17 @@ class Services:
         return report
 
     def close(self) -> None:
-        """Stop the feed (what is left in the outbox waits for the next start), close the
-        projection, then the store if these services opened it."""
+        """Drain the feed (unless it was stopped) and save the search index (what is not
+        drained waits for the next start), stop the feed, close the projection, then the
+        store if these services opened it."""
+        try:
+            draining = self.feed.running  # a stopped feed stays stopped: nothing drains
+            self.feed.stop()
+            if draining:
+                self.feed.drain_all()
+            self.lexical.flush()
+        except Exception:  # the next start compares what it cannot trust
+            log.exception("saving the search index at close failed")
         self.feed.detach()
         self.sparql.close()
         self.projection.close()
@@ -179,7 +201,14 @@ def build_services(
         projection = KuzuProjection(
             index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
         )
-        lexical = LexicalIndex(store, queries, embedder=load_embedder(settings))
+        lexical = LexicalIndex(
+            store,
+            queries,
+            embedder=load_embedder(settings),
+            directory=None if scratch is not None else search_dir(settings),
+            resident=settings.search_resident_documents,
+            save_every=settings.search_save_seconds,
+        )
         # every commit brings the search index level before it returns (a search then
         # never does a write's work); the graph projection follows in the background
         feed = ChangeFeed(store, queries, [projection, lexical], eager=[lexical])
@@ -245,17 +274,15 @@ def build_services(
 
 
 def _level(projection: KuzuProjection, feed: ChangeFeed) -> IndexStartup:
-    """Steps 2-4 of start-up: attach the feed; compare every user without outbox entries
-    with the store (any drift: every user is rebuilt into a new database); drain the outbox
-    and then compare (and repair in place) the users it held."""
+    """Steps 2-4 of start-up: attach the feed; drain the outbox a previous process left (a
+    drain that empties a user's outbox levels the projection with the user's stamp); then
+    compare with the store, and repair in place, only the users whose stamp in the
+    projection is not the store's. An intact store is trusted without reading it."""
     feed.attach()
-    waiting = feed.waiting()
-    checked = projection.reconcile_all(fresh=True, skip=waiting)
     drains = feed.drain_all()
     for failed in (d for d in drains if not d.ok):
         log.warning("outbox of %s not drained at start-up: %s failed", failed.uid, failed.failed)
-    drained = [projection.reconcile(uid) for uid in waiting]
-    reconciled = tuple(sorted([*checked, *drained], key=lambda r: r.uid))
+    reconciled = tuple(projection.reconcile(uid) for uid in projection.unlevel())
     repaired = [r.uid for r in reconciled if r.repaired]
     if repaired or projection.opened.recovered:
         log.warning(

@@ -24,6 +24,11 @@ When it drains:
 - on demand (:meth:`ChangeFeed.drain`), e.g. before a packet that must see its own writes;
 - at start-up (:meth:`ChangeFeed.drain_all`): the entries a stopped or crashed process left.
 
+A drain that empties a user's outbox tells every target that keeps a stamp
+(:class:`StampedTarget`) the user's stamp as it read it before listing the entries: every
+commit up to that stamp is in the target now, so a copy of it on disk with that stamp is level
+with the store (:mod:`kgmem.index.feed_outbox`).
+
 Never call :meth:`ChangeFeed.drain` while holding a store transaction: the background drain
 may be waiting for that transaction to end.
 """
@@ -36,7 +41,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from rdflib import URIRef
 
@@ -52,7 +57,7 @@ from kgmem.index.feed_outbox import (
 )
 from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
 
-__all__ = ["ChangeFeed", "DrainReport", "FeedTarget"]
+__all__ = ["ChangeFeed", "DrainReport", "FeedTarget", "StampedTarget"]
 
 log = logging.getLogger("kgmem.index.feed")
 
@@ -65,6 +70,14 @@ class FeedTarget(Protocol):
     may use it to read less, or ignore it)."""
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> object: ...
+
+
+@runtime_checkable
+class StampedTarget(Protocol):
+    """A target that keeps itself on disk: told, after a drain left a user's outbox empty,
+    the user's stamp it is now level with (None: the user never had a write)."""
+
+    def level(self, uid: str, stamp: int | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -253,6 +266,10 @@ class ChangeFeed:
         """How many entries of ``uid`` wait in the outbox."""
         return len(self._outbox.entries(uid))
 
+    def stamp(self, uid: str) -> int | None:
+        """``uid``'s stamp in the store (see :mod:`kgmem.index.feed_outbox`)."""
+        return self._outbox.stamp(uid)
+
     def waiting(self) -> list[str]:
         """Users with outbox entries waiting."""
         return sorted(self._outbox.users())
@@ -284,6 +301,7 @@ class ChangeFeed:
     def _drain(self, uid: str) -> DrainReport:
         drained = batches = 0
         done: set[URIRef] = set()
+        stamp = self._outbox.stamp(uid)  # read first: every entry up to it is listed below
         while entries := self._outbox.entries(uid):
             if done.issuperset(entries):  # deleted but still listed: never spin on it
                 log.error("outbox entries of %s survive their deletion: %s", uid, entries[:3])
@@ -300,6 +318,12 @@ class ChangeFeed:
                 self._behind(uid, batch)
                 done.update(batch)
                 drained, batches = drained + len(batch), batches + 1
+        for target in self._targets:
+            if isinstance(target, StampedTarget):
+                try:
+                    target.level(uid, stamp)
+                except Exception:  # the next start-up compares that user instead of trusting it
+                    log.exception("%s failed to record the stamp of %s", _name(target), uid)
         return DrainReport(uid, drained, batches)
 
     def _apply(

@@ -12,6 +12,12 @@ so a change without its entry (or an entry without its change) cannot exist, wha
 
 Entries are state-free: a projection refreshes the listed nodes by reading the store as it
 is when it drains them, so draining entries in any order, or twice, gives the same result.
+
+The same commit also moves the user's *stamp* (``kgm:stamp`` of the outbox graph's node
+``urn:kgmem:outbox:<uid>:stamp``) to the number of its entry: a value that changes with
+every write to the user's projected graphs, and only with one. A projection kept on disk
+records the stamp it is level with (every entry up to it drained into it); at start-up an
+equal stamp says the projection holds what the store holds without reading either.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ __all__ = [
     "entry_users",
     "projected_user",
     "purged_users",
+    "stamp_node",
     "touched_nodes",
     "user_changes",
 ]
@@ -52,6 +59,7 @@ __all__ = [
 _PROJECTED = {GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE}
 _TYPE, _ENTRY, _NODE = URIRef(RDF.type), URIRef(KGM.OutboxEntry), URIRef(KGM.changedNode)
 _DATA, _LINK = URIRef(KGM.changedData), URIRef(KGM.changedLink)
+_STAMP = URIRef(KGM.stamp)
 _DIGITS = 20  # time.time_ns() has 19 digits until the year 2286
 
 
@@ -64,6 +72,11 @@ def projected_user(graph: URIRef) -> str | None:
     except GraphNameError:
         return None
     return parsed.uid if parsed.kind in _PROJECTED else None
+
+
+def stamp_node(uid: str) -> URIRef:
+    """The node whose ``kgm:stamp`` is the number of ``uid``'s last outbox entry."""
+    return URIRef(f"urn:kgmem:outbox:{uid}:stamp")
 
 
 def touched_nodes(quads: Iterable[Quad]) -> dict[str, set[URIRef]]:
@@ -142,29 +155,46 @@ class Outbox:
         self._last = 0
         self._sequence_lock = threading.Lock()
 
-    def _next_entry(self, uid: str) -> URIRef:
+    def _next_number(self) -> int:
         with self._sequence_lock:  # ordered by time across restarts, strictly within one
             self._last = max(time.time_ns(), self._last + 1)
-            return URIRef(f"urn:kgmem:outbox:{uid}:{self._last:0{_DIGITS}d}")
+            return self._last
 
     def entries_for(self, changes: Changeset) -> Changeset:
-        """One entry per user ``changes`` touches, as quads to commit with them."""
+        """One entry per user ``changes`` touches, and the move of their stamps to it, as
+        quads to commit with them (the caller holds the store's write lock)."""
         quads: Iterable[Quad] = itertools.chain(changes.add, changes.remove)
         dropped = [g for g in changes.drop_graphs if projected_user(g) is not None]
         if dropped:  # read before the drop: every node of the graph goes
             quads = itertools.chain(quads, *(self._store.quads(g) for g in dropped))
         add: list[Quad] = []
+        remove: list[Quad] = []
         for uid, user in sorted(user_changes(quads).items()):
-            entry, graph = self._next_entry(uid), UserGraphs(uid).outbox
+            number, graph = self._next_number(), UserGraphs(uid).outbox
+            entry, stamp = URIRef(f"urn:kgmem:outbox:{uid}:{number:0{_DIGITS}d}"), stamp_node(uid)
+            remove += self._store.quads(graph, stamp, _STAMP)
+            add.append(Quad(stamp, _STAMP, Literal(number), graph))
             add.append(Quad(entry, _TYPE, _ENTRY, graph))
             add += (Quad(entry, _NODE, node, graph) for node in sorted(user.nodes))
             add += (Quad(entry, _DATA, node, graph) for node in sorted(user.data))
             add += (Quad(entry, _LINK, Literal(f"{s} {o}"), graph) for s, o in sorted(user.pairs))
-        return Changeset.of(add)
+        return Changeset.of(add, remove)
+
+    def stamp(self, uid: str) -> int | None:
+        """``uid``'s stamp: the number of the last entry written (None: none ever was)."""
+        for quad in self._store.quads(UserGraphs(uid).outbox, stamp_node(uid), _STAMP):
+            value = quad.object.toPython() if isinstance(quad.object, Literal) else None
+            if isinstance(value, int):
+                return value
+        return None
 
     def users(self) -> list[str]:
         """Every user with entries waiting."""
-        return users_with(self._store.graphs(), GraphKind.OUTBOX)
+        return [
+            uid
+            for uid in users_with(self._store.graphs(), GraphKind.OUTBOX)
+            if any(True for _ in self._store.quads(UserGraphs(uid).outbox, None, _TYPE, _ENTRY))
+        ]
 
     def entries(self, uid: str) -> list[URIRef]:
         """``uid``'s entries, oldest first."""

@@ -3,6 +3,11 @@
 One read-write process per directory, like the store: the server owns it, the command line
 opens it only when no server runs. Every call holds a lock, so a refresh reads the store
 and writes the projection with no other change of this projection in between.
+
+The database also keeps each user's stamp it is level with (:mod:`kgmem.index.feed_outbox`):
+set after a rebuild or a reconciliation (the stamp read before the store was) and whenever
+the change feed drained the user (:meth:`KuzuProjection.level`). Start-up compares only the
+users whose stamp differs from the store's (:meth:`KuzuProjection.unlevel`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from types import TracebackType
 from rdflib import URIRef
 
 from kgmem.index.base import Fingerprint, Links, Neighbour, OpenReport, ReconcileReport
+from kgmem.index.feed_outbox import Outbox
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.reader import NodeSet, StoreReader
@@ -39,6 +45,7 @@ class KuzuProjection:
         self._lock = threading.RLock()
         self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
+        self._outbox = Outbox(store, queries)
         opened = open_database(directory)
         self._graph = KuzuGraph(opened.database)
         rebuilt: tuple[str, ...] = ()
@@ -74,12 +81,36 @@ class KuzuProjection:
     def rebuild(self, uid: str) -> Fingerprint:
         check_id(uid, "user id")
         with self._lock:
+            stamp = self._outbox.stamp(uid)  # first: the rows read next hold every write to it
             rows = closed(self._reader.user(uid))
             try:
                 self._graph.replace_user(uid, rows)
             finally:
                 self._bump(uid)
+            self._graph.set_stamp(uid, stamp)
         return fingerprint_of(rows)
+
+    def level(self, uid: str, stamp: int | None) -> None:
+        """The change feed drained every write of ``uid`` up to ``stamp`` into the rows."""
+        check_id(uid, "user id")
+        with self._lock:
+            self._graph.set_stamp(uid, stamp)
+
+    def unlevel(self) -> list[str]:
+        """The users (of the store or the projection) that may differ from the store: their
+        recorded stamp is not the store's, or the projection holds another number of their
+        rows than when it was recorded (rows lost or damaged behind its back). A change to
+        the store behind kgmem's back moves no stamp: :meth:`reconcile_all` compares all."""
+        with self._lock:
+            recorded, counts = self._graph.stamps(), self._graph.counts()
+            users = self._reader.users() | set(counts)
+            return sorted(
+                uid
+                for uid in users
+                if (held := recorded.get(uid)) is None
+                or held.stamp != self._outbox.stamp(uid)
+                or not held.holds(counts.get(uid, {}))
+            )
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
         """Re-read ``nodes`` from the store and replace them and every edge at them.
@@ -199,6 +230,7 @@ class KuzuProjection:
     def reconcile(self, uid: str) -> ReconcileReport:
         check_id(uid, "user id")
         with self._lock:
+            stamp = self._outbox.stamp(uid)
             rows = closed(self._reader.user(uid))
             expected, found = fingerprint_of(rows), fingerprint_of(self._graph.rows(uid))
             if found != expected:
@@ -206,6 +238,7 @@ class KuzuProjection:
                     self._graph.replace_user(uid, rows)
                 finally:
                     self._bump(uid)
+            self._graph.set_stamp(uid, stamp)
             return ReconcileReport(uid, found, expected, repaired=found != expected)
 
     def reconcile_all(
@@ -221,13 +254,17 @@ class KuzuProjection:
             users = sorted((self._reader.users() | self._graph.users()) - set(skip))
             if not fresh:
                 return [self.reconcile(uid) for uid in users]
-            reports = []
+            reports, stamps = [], {}
             for uid in users:
+                stamps[uid] = self._outbox.stamp(uid)
                 expected = fingerprint_of(closed(self._reader.user(uid)))
                 found = fingerprint_of(self._graph.rows(uid))
                 reports.append(ReconcileReport(uid, found, expected, repaired=found != expected))
             if any(r.repaired for r in reports):
                 self._renew()
+            else:
+                for uid, stamp in stamps.items():
+                    self._graph.set_stamp(uid, stamp)
             return reports
 
     def _renew(self) -> None:

@@ -8,10 +8,11 @@ or a refresh is applied whole or not at all. Kùzu's own errors become
 
 from __future__ import annotations
 
-from collections import Counter
+import json
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from itertools import islice
 from typing import Any, cast
 
@@ -123,6 +124,21 @@ def _ends(row: Row) -> tuple[str, str]:
 def _row(kind: type[Row], values: Sequence[Any]) -> Row:
     args: list[Any] = [tuple(v) if isinstance(v, list) else v for v in values]
     return kind(*args)
+
+
+_STAMP = {"p": "stamp:"}  # a user's stamp is the Meta row keyed "stamp:<uid>"
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A user's recorded stamp and the row counts per table it was recorded with."""
+
+    stamp: int | None
+    counts: dict[str, int]
+
+    def holds(self, counts: dict[str, int]) -> bool:
+        """Whether the projection holds as many rows of each table as then."""
+        return {t: n for t, n in self.counts.items() if n} == {t: n for t, n in counts.items() if n}
 
 
 class KuzuGraph:
@@ -301,6 +317,40 @@ class KuzuGraph:
             for kind, cypher in zip(_ROW_TYPES, reads, strict=True)
         ]
         return UserRows(*found)  # type: ignore[arg-type]
+
+    def stamps(self) -> dict[str, Stamp]:
+        """Each user's recorded stamp (see :meth:`set_stamp`)."""
+        rows = self.run("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key, m.value", _STAMP)
+        found: dict[str, Stamp] = {}
+        for key, value in rows:
+            with suppress(ValueError, TypeError, KeyError):
+                held = json.loads(value)
+                counts = {str(t): int(n) for t, n in held["counts"].items()}
+                stamp = held["stamp"]
+                found[str(key)[len(_STAMP["p"]) :]] = Stamp(
+                    None if stamp is None else int(stamp), counts
+                )
+        return found
+
+    def set_stamp(self, uid: str, stamp: int | None) -> None:
+        """Record that ``uid``'s rows hold every write up to ``stamp`` (None: the user never
+        had one; :mod:`kgmem.index.feed_outbox`), with how many rows each table holds of
+        them now: rows lost behind the projection's back show as other counts."""
+        counts = {
+            table.name: int(n)
+            for table in (*NODES, *EDGES)
+            for (n,) in self.run(table.count_user(), {"uid": uid})
+        }
+        value = json.dumps({"stamp": stamp, "counts": counts})
+        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": _STAMP["p"] + uid, "v": value})
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per user, how many rows each table holds (tables without any left out)."""
+        found: dict[str, dict[str, int]] = defaultdict(dict)
+        for table in (*NODES, *EDGES):
+            for uid, n in self.run(table.counts()):
+                found[str(uid)][table.name] = int(n)
+        return dict(found)
 
     def users(self) -> set[str]:
         found: set[str] = set()

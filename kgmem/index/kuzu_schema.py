@@ -77,6 +77,13 @@ class NodeTable:
     def uids(self) -> str:
         return f"MATCH (n:{self.name}) RETURN DISTINCT n.uid"
 
+    def counts(self) -> str:
+        """Each user's number of rows, in one scan."""
+        return f"MATCH (n:{self.name}) RETURN n.uid, count(*)"
+
+    def count_user(self) -> str:
+        return f"MATCH (n:{self.name}) WHERE n.uid = $uid RETURN count(*)"
+
 
 @dataclass(frozen=True)
 class EdgeTable:
@@ -99,6 +106,16 @@ class EdgeTable:
         which is quadratic: minutes at 100k memories. The copy finds ends by primary key."""
         typed = "".join(f", {_typed(c, t)}" for c, t in (("uid", "STRING"), *self.columns))
         return f"COPY {self.name} FROM (UNWIND $rows AS r RETURN r.a, r.b{typed})"
+
+    def counts(self) -> str:
+        """Each user's number of rows, in one scan."""
+        return f"MATCH (:{self.source})-[e:{self.name}]->(:{self.target}) RETURN e.uid, count(*)"
+
+    def count_user(self) -> str:
+        return (
+            f"MATCH (:{self.source})-[e:{self.name}]->(:{self.target}) WHERE e.uid = $uid "
+            "RETURN count(*)"
+        )
 
     def read(self) -> str:
         columns = "".join(f", e.{c}" for c, _ in self.columns)

@@ -2,22 +2,24 @@
 
 A memory goes through the lifecycle's own usage path (:meth:`Lifecycle.used`: strength rises,
 use count and last use update, no decision is recorded); a page's ``kgm:useCount`` is bumped
-by one named update. Either way the store changes first and the lexical index is refreshed
-from it. Ids of another user, of nothing, or of anything else are refused alike, so a
-refusal never tells whether someone else's id exists.
+by one commit, read and written under the store's write lock (a commit, not a named update:
+the change feed sees it, so the projections and the user's stamp follow). Either way the
+store changes first and the lexical index is refreshed from it. Ids of another user, of
+nothing, or of anything else are refused alike, so a refusal never tells whether someone
+else's id exists.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.index.lexical import LexicalIndex
 from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.lifecycle import Lifecycle
-from kgmem.store import QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["Citation", "cite"]
@@ -44,6 +46,11 @@ def _node(uid: str, id: object) -> tuple[URIRef, NodeKind]:
     return URIRef(id), kind
 
 
+def _count(value: object) -> int:
+    number = value.toPython() if isinstance(value, Literal) else None
+    return number if isinstance(number, int) else 0
+
+
 def cite(
     store: TripleStore,
     queries: QueryRegistry,
@@ -61,10 +68,13 @@ def cite(
     if kind is NodeKind.PAGE:
         if next(iter(store.quads(graphs.kg, node, RDF.type, KGM.Page)), None) is None:
             raise UnknownMemory(id, "no such page for this user")
-        store.update(queries["retrieval/cite_page"], {"graph": graphs.kg, "page": node})
+        with store.transaction() as tx:
+            old = list(store.quads(graphs.kg, node, KGM.useCount))
+            count = 1 + max((_count(q.object) for q in old), default=0)
+            tx.remove(*old)
+            tx.add(Quad(node, KGM.useCount, Literal(count), graphs.kg))
         index.refresh(uid, [node])
-        counts = [q.object for q in store.quads(graphs.kg, node, KGM.useCount)]
-        return Citation(id, "page", int(counts[0].toPython()) if counts else 0)
+        return Citation(id, "page", count)
     if kind is NodeKind.NOTE:
         raise UnknownMemory(id, "an external note is read-only: it has no use count")
     raise UnknownMemory(id, "only memories and pages can be cited")

@@ -58,6 +58,7 @@ def test_what_start_up_built_is_kept_out_of_full_collections_while_serving(
 ) -> None:
     with TestClient(create_app(settings)) as test_client:
         assert test_client.get("/health").status_code == 200
+        assert test_client.app.state.services.warmed.wait(60)  # loaded in the background
         frozen = gc.get_freeze_count()
         assert frozen > 10_000  # the services and the search index, built at start-up
     assert gc.get_freeze_count() == 0  # given back to the collector at shutdown

@@ -43,6 +43,9 @@ class Slots:
         self._version = 0
         self._cached: tuple[int, NDArray[np.bool_]] | None = None
 
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_cached": None}
+
     def add(self, doc_id: str, length: int) -> int:
         slot = self.of[doc_id] = len(self.ids)
         self.ids.append(doc_id)
@@ -90,6 +93,9 @@ class Postings:
         self._slots: dict[str, array[int]] = {}
         self._tfs: dict[str, array[float]] = {}
         self._cache: dict[str, tuple[Ints, Floats]] = {}
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_cache": {}}
 
     def __contains__(self, term: object) -> bool:
         return term in self.df

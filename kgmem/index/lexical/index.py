@@ -7,10 +7,19 @@ path, current Markdown), external notes (the latest revision of each path) and s
 also carries what retrieval filters and ranks on, read in the same pass, so a search runs no
 SPARQL at all.
 
-The index lives in memory, is built per user on first use (or by :meth:`LexicalIndex.rebuild`)
-and kept current by :meth:`LexicalIndex.refresh` with the nodes a commit changed. Persisting it
-would not make start-up cheaper: checking a stored copy against the store reads the same rows a
-rebuild reads, and a copy that is never trusted cannot be stale.
+The index lives in memory per user (a *shard*), is kept current by :meth:`LexicalIndex.refresh`
+with the nodes a commit changed, and, given a directory, is kept on disk too
+(:mod:`kgmem.index.lexical.saved`): a user's shard is loaded from its file when the file is
+level with the user's stamp in the store (every write moves the stamp, in the same atomic
+commit: :mod:`kgmem.index.feed_outbox`), else rebuilt from the store and saved. A shard is
+saved after a rebuild, when the change feed says it is level with a new stamp and the last
+save is ``save_every`` seconds old, when it is evicted, and at :meth:`LexicalIndex.flush`.
+A change to a user whose shard is not in memory deletes the user's file (it is stale from then
+on), and so does a change that removes a document from a shard in memory: a forgotten text
+never waits on disk for the next save.
+
+``resident`` bounds the documents held in memory: past it, the shards used least recently
+are saved and let go, and loaded again on their next use.
 """
 
 from __future__ import annotations
@@ -18,13 +27,17 @@ from __future__ import annotations
 import heapq
 import logging
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 
 from rdflib import URIRef
 
 from kgmem.index.base import Links
-from kgmem.index.dense import Embedder
+from kgmem.index.dense import DenseVectors, Embedder, embed_text
+from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical.arrays import Scores
 from kgmem.index.lexical.docs import (
     FIELD_WEIGHTS,
@@ -35,6 +48,7 @@ from kgmem.index.lexical.docs import (
     words,
 )
 from kgmem.index.lexical.read import LexicalReader, Update
+from kgmem.index.lexical.saved import ShardFiles
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import (
     Damage,
@@ -58,15 +72,28 @@ class LexicalIndex:
         *,
         field_weights: Mapping[str, int] | None = None,
         embedder: Embedder | None = None,
+        directory: Path | None = None,
+        resident: int | None = None,
+        save_every: float = 600.0,
     ) -> None:
         """``field_weights`` overrides the weight of a field's words (see ``FIELD_WEIGHTS``;
         0 leaves the field out): the recall benchmarks use it to measure what a field adds.
-        ``embedder`` (the optional extra) adds a vector per document: :meth:`meaning`."""
+        ``embedder`` (the optional extra) adds a vector per document: :meth:`meaning`.
+        ``directory``: where shards are saved (None: memory only); ``resident``: the most
+        documents held in memory (None: no bound); ``save_every``: seconds between saves of
+        a changing shard (see the module)."""
         self._store, self._queries = store, queries
         self._embedder = embedder
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
+        self._files = None if directory is None else ShardFiles(directory)
+        self._resident, self._save_every = resident, save_every
+        self._outbox = Outbox(store, queries)
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
-        self._shards: dict[str, Shard] = {}
+        self._shards: OrderedDict[str, Shard] = OrderedDict()  # least recently used first
+        self._level: dict[str, int | None] = {}  # uid -> the stamp its shard is level with
+        self._saved: dict[str, tuple[int | None, float]] = {}  # uid -> (stamp, when) on disk
+        self._opening: dict[str, threading.Lock] = {}  # one load or rebuild of a user at once
+        self._origins: dict[str, str] = {}  # uid -> where its shard in memory came from
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()  # the shards: searches, and putting documents in place
         self._refreshing = threading.Lock()  # one refresh at a time
@@ -74,32 +101,159 @@ class LexicalIndex:
         self.damage = self._reader.damage  # what the reads met that they could not read
 
     def rebuild(self, uid: str) -> int:
-        """Rebuild ``uid``'s documents from the store; returns how many there are. Searches go
-        on meanwhile; changes refreshed during the rebuild are applied to the new documents."""
+        """Rebuild ``uid``'s documents from the store (and save them); returns how many
+        there are. Searches of other users go on meanwhile; changes refreshed during the
+        rebuild are applied to the new documents."""
+        return self._open(uid, saved=False)
+
+    def open(self, uid: str) -> int:
+        """Hold ``uid``'s documents in memory: its saved shard if it is level with the
+        store, else rebuilt from the store; how many documents."""
+        return self._open(uid, saved=True)
+
+    def origin(self, uid: str) -> str | None:
+        """Where ``uid``'s shard in memory came from: ``"saved"`` (loaded from its file) or
+        ``"store"`` (rebuilt); None when it is not in memory."""
+        with self._lock:
+            return self._origins.get(uid) if uid in self._shards else None
+
+    def resident(self) -> dict[str, int]:
+        """The users whose shards are in memory, least recently used first: their sizes."""
+        with self._lock:
+            return {uid: len(shard.docs) for uid, shard in self._shards.items()}
+
+    def intact(self, uid: str) -> bool:
+        """Whether ``uid``'s shard is in memory, or saved with the store's stamp now (its
+        header says so; the payload is checked when it is loaded)."""
+        with self._lock:
+            if uid in self._shards:
+                return True
+        header = None if self._files is None else self._files.header(uid, self._weights)
+        return header is not None and header.stamp == self._outbox.stamp(uid)
+
+    def _open(self, uid: str, *, saved: bool) -> int:
         UserGraphs(uid)  # a malformed uid is refused before anything is read
         with self._lock:
-            self._building.setdefault(uid, [])
-        try:
-            shard, names = Shard(self._weights, self._embedder), list[tuple[str, str]]()
-            docs = self._reader.load(uid, shard, "all", None, names)
-            for doc in (*docs, *self._reader.notes(uid, {})):
-                shard.add(doc)
-            for entity, name in names:
-                shard.name(entity, name)
-            shard.calibrate(force=True)
-            if shard.vectors is not None:
-                shard.vectors.embed_pending()
-        finally:
+            opening = self._opening.setdefault(uid, threading.Lock())
+        with opening:
             with self._lock:
-                changed = self._building.pop(uid, [])
-        with self._lock:
-            self._apply(uid, shard, changed)
-            self._shards[uid] = shard
+                if saved and uid in self._shards:
+                    return len(self._shards[uid].docs)
+                self._building.setdefault(uid, [])
+            try:
+                stamp = self._outbox.stamp(uid)  # first: the shard holds every write up to it
+                shard = self._load(uid, stamp) if saved else None
+                built = shard is None
+                if shard is None:
+                    shard = self._build(uid)
+            finally:
+                with self._lock:
+                    changed = self._building.pop(uid, [])
+            with self._lock:
+                self._apply(uid, shard, changed)
+                self._shards[uid] = shard
+                self._shards.move_to_end(uid)
+                self._level[uid] = stamp
+                self._origins[uid] = "store" if built else "saved"
+                if not built:
+                    self._saved[uid] = (stamp, time.monotonic())
+            if built:
+                self._save(uid)
+            self._evict(keep=uid)
             return len(shard.docs)
 
+    def _load(self, uid: str, stamp: int | None) -> Shard | None:
+        if self._files is None:
+            return None
+        shard = self._files.load(uid, stamp, self._weights)
+        if shard is not None and self._embedder is not None:  # vectors are not saved
+            shard.vectors = DenseVectors(self._embedder)
+            for doc in shard.docs.values():
+                shard.vectors.add(doc.id, embed_text(doc.fields))
+            shard.vectors.embed_pending()
+        return shard
+
+    def _build(self, uid: str) -> Shard:
+        shard, names = Shard(self._weights, self._embedder), list[tuple[str, str]]()
+        docs = self._reader.load(uid, shard, "all", None, names)
+        for doc in (*docs, *self._reader.notes(uid, {})):
+            shard.add(doc)
+        for entity, name in names:
+            shard.name(entity, name)
+        shard.calibrate(force=True)
+        if shard.vectors is not None:
+            shard.vectors.embed_pending()
+        return shard
+
+    def level(self, uid: str, stamp: int | None) -> None:
+        """The change feed drained every write of ``uid`` up to ``stamp`` into the shard;
+        saved now if it changed since the last save and that save is old enough."""
+        with self._lock:
+            if uid not in self._shards or uid in self._building:
+                return
+            self._level[uid] = stamp
+            last = self._saved.get(uid)
+            due = last is None or (
+                last[0] != stamp and time.monotonic() - last[1] >= self._save_every
+            )
+        if due:
+            self._save(uid)
+
+    def flush(self) -> int:
+        """Save every shard in memory that changed since its last save; how many."""
+        with self._lock:
+            users = [
+                u
+                for u in self._shards
+                if u not in self._saved or self._saved[u][0] != self._level.get(u)
+            ]
+        for uid in users:
+            self._save(uid)
+        return len(users)
+
+    def _save(self, uid: str) -> None:
+        if self._files is None:
+            return
+        with self._lock:
+            shard = self._shards.get(uid)
+            if shard is None:
+                return
+            stamp = self._level.get(uid)
+            payload = self._files.dump(shard)
+            documents = len(shard.docs)
+        try:
+            self._files.write(uid, payload, stamp, self._weights, documents)
+        except OSError as exc:  # the next start rebuilds this user: slower, never wrong
+            log.warning("saving the search index of %s failed: %s", uid, exc)
+            return
+        with self._lock:
+            if self._shards.get(uid) is shard:
+                self._saved[uid] = (stamp, time.monotonic())
+
+    def _evict(self, keep: str) -> None:
+        """Let go of the shards used least recently while more than ``resident`` documents
+        are held (``keep`` stays, whatever its size); each is saved first."""
+        if self._resident is None:
+            return
+        while True:
+            with self._lock:
+                held = sum(len(s.docs) for s in self._shards.values())
+                victim = next((u for u in self._shards if u != keep), None)
+                if held <= self._resident or victim is None:
+                    return
+            self._save(victim)
+            with self._lock:
+                self._shards.pop(victim, None)
+                self._level.pop(victim, None)
+
     def drop(self, uid: str) -> None:
+        """Forget ``uid``'s shard, in memory and on disk."""
         with self._lock:
             self._shards.pop(uid, None)
+            self._level.pop(uid, None)
+            self._saved.pop(uid, None)
+            if self._files is not None:
+                self._files.drop(uid)
 
     def refresh(self, uid: str, nodes: Iterable[URIRef | str], links: Links | None = None) -> int:
         """Re-read the documents behind ``nodes`` (memories, pages, note revisions, entities
@@ -117,6 +271,8 @@ class LexicalIndex:
             while True:
                 with self._lock:
                     shard = self._shards.get(uid)
+                    if shard is None and uid not in self._building:
+                        self._stale(uid)
                 if shard is None:
                     return 0
                 update = self._reader.read(uid, shard, nodes)
@@ -131,8 +287,9 @@ class LexicalIndex:
 
     def scores(self, uid: str, terms: Iterable[str]) -> Scores:
         """BM25 of every document of ``uid`` for the analyzed ``terms`` (0: no match)."""
+        shard = self._shard(uid)
         with self._lock:
-            return self._shard(uid).score(terms)
+            return shard.score(terms)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -147,62 +304,80 @@ class LexicalIndex:
     def meaning(self, uid: str, text: str, n: int) -> dict[str, float]:
         """The ``n`` documents of ``uid`` nearest ``text`` in meaning: doc id -> cosine
         (empty without an embedding model)."""
+        shard = self._shard(uid)
         with self._lock:
-            vectors = self._shard(uid).vectors
+            vectors = shard.vectors
         return {} if vectors is None else vectors.nearest(text, n)
 
     def chat_scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
         """How well each of ``uid``'s chats as a whole matches ``terms``, relative to the
         best chat (0..1]; see :class:`_Conversations`."""
+        shard = self._shard(uid)
         with self._lock:
-            return self._shard(uid).chats.score(terms)
+            return shard.chats.score(terms)
 
     def named_entities(self, uid: str, terms: Iterable[str]) -> list[str]:
         """The entities of ``uid`` the analyzed ``terms`` name (every word of one of their
         names or aliases), those with the most memories first."""
+        shard = self._shard(uid)
         with self._lock:
-            return self._shard(uid).named(frozenset(terms))
+            return shard.named(frozenset(terms))
 
     def version(self, uid: str) -> int:
         """A number that changes whenever ``uid``'s documents may have (each refresh and
         rebuild); what is derived from them can be cached against it."""
+        self._shard(uid)
         with self._lock:
-            self._shard(uid)
             return self._versions.get(uid, 0)
 
     def names_any(self, uid: str, terms: Iterable[str]) -> bool:
         """Whether any of the analyzed ``terms`` is a word of the name of one of ``uid``'s
         entities that some document is about."""
+        shard = self._shard(uid)
         with self._lock:
-            index = self._shard(uid).name_index
+            index = shard.name_index
             return any(index.get(term) for term in terms)
 
     def about(self, uid: str, entity: str, first: int | None = None) -> list[str]:
         """The documents of ``uid`` about ``entity``, by id; ``first``: only the first so
         many (a hub entity is in tens of thousands: no copy, no full sort)."""
+        shard = self._shard(uid)
         with self._lock:
-            return list(self._shard(uid).about(entity, first))
+            return list(shard.about(entity, first))
 
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
+        shard = self._shard(uid)
         with self._lock:
-            return self._shard(uid).docs.get(doc_id)
+            return shard.docs.get(doc_id)
 
     def during(
         self, uid: str, start: datetime, end: datetime, latest: int | None = None
     ) -> list[LexicalDoc]:
         """The documents whose moment or validity period meets [start, end); ``latest``:
         of those with a moment, only the ``latest`` last (every period document still)."""
+        shard = self._shard(uid)
         with self._lock:
-            return self._shard(uid).during(start, end, latest)
+            return shard.during(start, end, latest)
 
     def size(self, uid: str) -> int:
+        shard = self._shard(uid)
         with self._lock:
-            return len(self._shard(uid).docs)
+            return len(shard.docs)
 
     def _shard(self, uid: str) -> Shard:
-        if uid not in self._shards:
-            self.rebuild(uid)
-        return self._shards[uid]
+        while True:
+            with self._lock:
+                shard = self._shards.get(uid)
+                if shard is not None:
+                    self._shards.move_to_end(uid)
+                    return shard
+            self._open(uid, saved=True)
+
+    def _stale(self, uid: str) -> None:
+        """``uid``'s file no longer holds what the store does (the lock is held)."""
+        self._saved.pop(uid, None)
+        if self._files is not None:
+            self._files.drop(uid)
 
     def _apply(self, uid: str, shard: Shard, nodes: Iterable[URIRef | str]) -> int:
         return self._install(uid, shard, self._reader.read(uid, shard, nodes))
@@ -213,12 +388,16 @@ class LexicalIndex:
         for entity, name in update.names:
             shard.name(entity, name)
         changed = 0
+        purged = False
         for doc_id in update.docs:
             old = shard.remove(doc_id)
             fresh = update.fresh.get(doc_id, [])
             for doc in fresh:
                 shard.add(doc)
             changed += old != (fresh[0] if fresh else None)
+            purged |= old is not None and not fresh
+        if purged and self._shards.get(uid) is shard:
+            self._stale(uid)
         for note in update.notes:
             shard.remove(note)
         for path in update.note_paths:

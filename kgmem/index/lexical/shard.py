@@ -63,6 +63,11 @@ class Shard:
         # entity -> the name and alias texts the documents about it were indexed with
         self.entity_texts: dict[str, frozenset[str]] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        """What a saved shard holds (:mod:`kgmem.index.lexical.saved`): no caches, no vectors
+        (they belong to the embedding model loaded now)."""
+        return {**self.__dict__, "vectors": None, "_norms": None, "_first": {}}
+
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)
         counts = doc.terms(self.weights)
@@ -177,6 +182,9 @@ class Periods:
         self._spans: dict[str, tuple[int, int]] = {}  # doc id -> [from, until) in microseconds
         self._arrays: tuple[list[str], Ints, Ints] | None = None
 
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_arrays": None}
+
     def add(self, doc_id: str, start: datetime | None, end: datetime | None) -> None:
         self._spans[doc_id] = (_micros(start, _LOW), _micros(end, _HIGH))
         self._arrays = None
@@ -220,6 +228,9 @@ class Conversations:
         self._chats: list[str] = []
         self._arrays: dict[str, tuple[Ints, Floats]] = {}
         self._norms: Floats | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_arrays": {}, "_norms": None}
 
     def add(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
         for chat in chats:

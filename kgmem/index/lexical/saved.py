@@ -1,0 +1,192 @@
+"""A user's lexical shard on disk, so a start-up loads it instead of reading the store.
+
+One file per user (``<directory>/<uid>.shard``): a header (magic, format, the user's stamp the
+shard is level with, the field weights, the payload's length and BLAKE2b digest) and the
+shard as a pickle. A file is used only when all of it checks: the format is this code's (a
+digest of the modules that decide what a shard holds, so a change to tokenizing, stemming or
+the documents makes every file stale by itself), the weights are the index's, the digest
+matches and the stamp is the store's now (:mod:`kgmem.index.feed_outbox`). Anything else,
+a truncated or foreign file included, is a miss: the shard is rebuilt from the store, which
+is always right.
+
+The pickle is read by an unpickler that makes only the shard's own classes and the few
+standard types they hold, so a file put in the directory cannot run code. Files are written
+whole to a temporary name, flushed and renamed, so a crash leaves the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+import pickle
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgmem.index.lexical import arrays, docs, read, shard
+from kgmem.index.lexical.shard import Shard
+from kgmem.store import check_id
+
+__all__ = ["SavedShard", "ShardFiles"]
+
+log = logging.getLogger("kgmem.index")
+
+_MAGIC = b"KGMLEX\x01\n"
+_HEAD = struct.Struct("<I")  # the header's length; the header is JSON
+_ALLOWED = {
+    ("kgmem.index.lexical.shard", "Shard"),
+    ("kgmem.index.lexical.shard", "Periods"),
+    ("kgmem.index.lexical.shard", "Conversations"),
+    ("kgmem.index.lexical.arrays", "Slots"),
+    ("kgmem.index.lexical.arrays", "Postings"),
+    ("kgmem.index.lexical.docs", "LexicalDoc"),
+    ("datetime", "datetime"),
+    ("datetime", "timezone"),
+    ("datetime", "timedelta"),
+    ("collections", "defaultdict"),
+    ("builtins", "set"),
+    ("builtins", "frozenset"),
+    ("builtins", "int"),
+    ("array", "array"),
+    ("array", "_array_reconstructor"),
+}
+
+
+def _format() -> str:
+    """A digest of the modules whose code decides what a saved shard holds."""
+    digest = hashlib.blake2b(digest_size=16)
+    for module in (arrays, docs, read, shard):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.hexdigest()
+
+
+_FORMAT = _format()
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> object:
+        if (module, name) not in _ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a saved shard")
+        return super().find_class(module, name)
+
+
+@dataclass(frozen=True)
+class SavedShard:
+    """What a file's header says: the stamp its shard is level with, how many documents it
+    holds, and its payload's size and digest."""
+
+    stamp: int | None
+    documents: int
+    size: int
+    digest: str
+
+
+class ShardFiles:
+    """The saved shards under ``directory`` (created on the first save)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path(self, uid: str) -> Path:
+        return self.directory / f"{check_id(uid, 'user id')}.shard"
+
+    @staticmethod
+    def dump(held: Shard) -> bytes:
+        """``held`` as a payload (the caller keeps it from changing meanwhile)."""
+        return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def write(
+        self,
+        uid: str,
+        payload: bytes,
+        stamp: int | None,
+        weights: Mapping[str, int],
+        documents: int,
+    ) -> int:
+        """Write ``payload`` (:meth:`dump`) as ``uid``'s shard, level with ``stamp``;
+        returns the bytes written."""
+        header = json.dumps(
+            {
+                "format": _FORMAT,
+                "stamp": stamp,
+                "weights": dict(sorted(weights.items())),
+                "documents": documents,
+                "size": len(payload),
+                "digest": hashlib.blake2b(payload).hexdigest(),
+            }
+        ).encode()
+        target = self.path(uid)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            with temporary.open("wb") as fh:
+                fh.write(_MAGIC + _HEAD.pack(len(header)) + header)
+                fh.write(payload)
+                fh.flush()
+                os.fsync(fh.fileno())
+            temporary.replace(target)
+        finally:
+            temporary.unlink(missing_ok=True)
+        return len(payload)
+
+    def header(self, uid: str, weights: Mapping[str, int]) -> SavedShard | None:
+        """The header of ``uid``'s file, if there is one this code can use."""
+        try:
+            with self.path(uid).open("rb") as fh:
+                return self._head(fh, weights)
+        except OSError:
+            return None
+
+    def load(self, uid: str, stamp: int | None, weights: Mapping[str, int]) -> Shard | None:
+        """``uid``'s saved shard if it is level with ``stamp`` and whole, else None."""
+        path = self.path(uid)
+        try:
+            with path.open("rb") as fh:
+                head = self._head(fh, weights)
+                if head is None or head.stamp != stamp:
+                    return None
+                payload = fh.read(head.size + 1)
+        except OSError:
+            return None
+        if len(payload) != head.size or hashlib.blake2b(payload).hexdigest() != head.digest:
+            log.warning("the saved search index of %s is damaged: it is rebuilt", uid)
+            return None
+        try:
+            loaded = _Unpickler(io.BytesIO(payload)).load()
+        except Exception as exc:  # a file this code did not write: rebuilt, never trusted
+            log.warning("the saved search index of %s is unreadable (%s): rebuilt", uid, exc)
+            return None
+        return loaded if isinstance(loaded, Shard) else None
+
+    def drop(self, uid: str) -> None:
+        self.path(uid).unlink(missing_ok=True)
+
+    @staticmethod
+    def _head(fh: io.BufferedReader, weights: Mapping[str, int]) -> SavedShard | None:
+        if fh.read(len(_MAGIC)) != _MAGIC:
+            return None
+        raw = fh.read(_HEAD.size)
+        if len(raw) != _HEAD.size:
+            return None
+        (length,) = _HEAD.unpack(raw)
+        if length > 1 << 20:
+            return None
+        try:
+            head = json.loads(fh.read(length))
+        except ValueError:
+            return None
+        if not isinstance(head, dict) or head.get("format") != _FORMAT:
+            return None
+        if head.get("weights") != dict(sorted(weights.items())):
+            return None
+        stamp, size, documents = head.get("stamp"), head.get("size"), head.get("documents")
+        digest = head.get("digest")
+        if not (stamp is None or isinstance(stamp, int)) or not isinstance(size, int):
+            return None
+        if not isinstance(documents, int) or not isinstance(digest, str):
+            return None
+        return SavedShard(stamp, documents, size, digest)

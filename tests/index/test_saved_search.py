@@ -1,0 +1,233 @@
+"""The search index on disk and the stamps that say when a projection can be trusted.
+
+Real services on a real home (on-disk Oxigraph and Kùzu, the feed draining), closed and
+built again the way a server restarts; files damaged the way disks and people damage them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from rdflib import Literal, URIRef
+
+from kgmem.api.services import Services, search_dir
+from kgmem.config import Settings
+from kgmem.index import LexicalIndex
+from kgmem.index.feed_outbox import stamp_node
+from kgmem.index.lexical.docs import FIELD_WEIGHTS
+from kgmem.index.lexical.saved import ShardFiles
+from kgmem.store import Changeset, Quad, UserGraphs
+from kgmem.vocab import KGM
+from tests.index.wired import remember, settled, wired
+
+
+def _ids(services: Services, query: str, uid: str = "alice") -> list[str]:
+    return [hit.id for hit in services.search.memory_search(uid, query)]
+
+
+def _seed(settings: Settings) -> tuple[str, str]:
+    services = wired(settings)
+    try:
+        acme, globex = remember(services, 0), remember(services, 1, "Globex")
+        remember(services, 0, "Initech", uid="bob")
+        settled(services)
+        settled(services, "bob")
+        assert _ids(services, "Globex")[0] == str(globex)
+        assert _ids(services, "Initech", "bob")
+    finally:
+        services.close()
+    return str(acme), str(globex)
+
+
+def test_every_write_moves_the_users_stamp_and_only_theirs(settings: Settings) -> None:
+    services = wired(settings)
+    try:
+        assert services.feed.stamp("alice") is None
+        remember(services, 0)
+        first = services.feed.stamp("alice")
+        assert isinstance(first, int)
+        remember(services, 0, "Initech", uid="bob")
+        assert services.feed.stamp("alice") == first  # bob's write is not alice's
+        memory = remember(services, 1, "Globex")
+        second = services.feed.stamp("alice")
+        assert second is not None and second > first
+        services.lifecycle.archive("alice", memory)
+        assert services.feed.stamp("alice") not in (first, second)
+        # one stamp per user, in the outbox graph, and never an entry waiting by itself
+        held = list(services.store.quads(UserGraphs("alice").outbox, stamp_node("alice")))
+        assert len(held) == 1
+        settled(services)
+        settled(services, "bob")
+        assert services.feed.waiting() == []
+    finally:
+        services.close()
+
+
+def test_a_clean_restart_loads_the_saved_search_index_and_answers_the_same(
+    settings: Settings,
+) -> None:
+    acme, globex = _seed(settings)
+    assert ShardFiles(search_dir(settings)).header("alice", _weights()) is not None
+    services = wired(settings)
+    try:
+        assert services.lexical.intact("alice") and services.lexical.intact("bob")
+        assert _ids(services, "Globex")[0] == globex
+        assert set(_ids(services, "work")) >= {acme, globex}
+        assert services.lexical.origin("alice") == "saved"  # loaded, not read from the store
+        # and it is kept current like a rebuilt one
+        later = remember(services, 2, "Umbrella")
+        assert _ids(services, "Umbrella")[0] == str(later)
+    finally:
+        services.close()
+
+
+def test_a_write_the_saved_index_never_saw_makes_it_rebuild(settings: Settings) -> None:
+    """A process that dies after a commit and before the next save: the file's stamp is
+    behind the store's, so the next start rebuilds that user from the store."""
+    _seed(settings)
+    services = wired(settings)
+    try:
+        services.feed.stop()  # as if the process died: nothing drains from here on
+        later = remember(services, 2, "Umbrella")
+    finally:
+        services.close()
+    again = wired(settings)
+    try:
+        assert not again.lexical.intact("alice") and again.lexical.intact("bob")
+        assert _ids(again, "Umbrella")[0] == str(later)
+        assert again.lexical.origin("alice") == "store"
+        assert _ids(again, "Initech", "bob") and again.lexical.origin("bob") == "saved"
+    finally:
+        again.close()
+
+
+def test_a_damaged_or_foreign_file_is_rebuilt_and_never_run(
+    settings: Settings, tmp_path: Path
+) -> None:
+    _, globex = _seed(settings)
+    files = ShardFiles(search_dir(settings))
+    whole = files.path("alice").read_bytes()
+    marker = tmp_path / "ran"
+    evil = pickle.dumps(_Payload(f"touch {marker}"))
+    cases = {
+        "truncated": whole[: len(whole) // 2],
+        "flipped": whole[:-10] + bytes(b ^ 0xFF for b in whole[-10:]),
+        "empty": b"",
+        "not ours": b"# my notes\n",
+        "a pickle": evil,
+        "signed code": None,  # a whole header over a payload that runs a command
+    }
+    for name, damaged in cases.items():
+        services = wired(settings)
+        try:
+            if damaged is None:
+                files.write("alice", evil, services.feed.stamp("alice"), _weights(), 1)
+                assert files.header("alice", _weights()) is not None  # it passes every check
+            else:
+                files.path("alice").write_bytes(damaged)
+            assert _ids(services, "Globex")[0] == globex, name
+            assert services.lexical.origin("alice") == "store", name
+        finally:
+            services.close()
+        assert not marker.exists(), name
+        assert files.path("alice").read_bytes() != damaged  # saved again, whole
+
+
+def test_a_forget_leaves_no_copy_of_the_memory_in_the_saved_index(settings: Settings) -> None:
+    """The memory's own text (its title) and id leave the file with the forget itself, not
+    at the next save (the entity it named and the message stay in the store, as a forget
+    leaves them)."""
+    _seed(settings)
+    services = wired(settings)
+    try:
+        assert _ids(services, "Acme")  # alice is in memory: her writes are kept there
+        secret = remember(services, 3, "Zanzibar Holdings")
+        settled(services)
+        services.close()
+        path = ShardFiles(search_dir(settings)).path("alice")
+        gone = (b"Works at Zanzibar", str(secret).encode())
+        assert all(text in path.read_bytes() for text in gone)  # saved at close
+        services = wired(settings)
+        assert _ids(services, "Zanzibar")[0] == str(secret)  # loaded from the file
+        services.lifecycle.forget("alice", secret)
+        assert not path.exists() or not any(text in path.read_bytes() for text in gone)
+        assert str(secret) not in _ids(services, "Zanzibar")
+    finally:
+        services.close()
+    assert not any(text in path.read_bytes() for text in gone)
+
+
+def test_a_user_not_in_memory_loses_its_file_on_the_next_write(settings: Settings) -> None:
+    """Nothing keeps an unloaded user's file current: the first change deletes it, so a
+    forget never leaves text behind and the next load rebuilds."""
+    _seed(settings)
+    services = wired(settings)
+    try:
+        path = ShardFiles(search_dir(settings)).path("bob")
+        assert path.exists() and services.lexical.origin("bob") is None
+        secret = remember(services, 1, "Zanzibar Holdings", uid="bob")
+        assert not path.exists()
+        services.lifecycle.forget("bob", secret)
+        assert str(secret) not in _ids(services, "Zanzibar", "bob")
+        assert _ids(services, "Initech", "bob")
+    finally:
+        services.close()
+
+
+def test_past_the_resident_bound_the_least_used_user_is_saved_and_let_go(
+    settings: Settings,
+) -> None:
+    _seed(settings)
+    services = wired(settings)
+    try:
+        index = LexicalIndex(
+            services.store, services.queries, directory=search_dir(settings), resident=2
+        )
+        assert index.open("alice") == 2 and list(index.resident()) == ["alice"]
+        assert index.open("bob") == 1
+        assert list(index.resident()) == ["bob"]  # alice (2) + bob (1) > 2: alice goes
+        assert index.search("alice", "Globex", 1)  # loaded again from its file
+        assert index.origin("alice") == "saved" and list(index.resident()) == ["alice"]
+    finally:
+        services.close()
+
+
+def test_the_graph_projection_compares_only_users_whose_stamp_moved(
+    settings: Settings,
+) -> None:
+    """A store put back from a backup (here: alice's stamp moved with no outbox entry and no
+    projection told) is compared and repaired for that user alone."""
+    acme, _ = _seed(settings)
+    services = wired(settings)
+    try:
+        assert services.index.reconciled == ()
+        services.feed.detach()  # behind every projection's back
+        graph, node = UserGraphs("alice").outbox, stamp_node("alice")
+        old = list(services.store.quads(graph, node))
+        services.store.commit(Changeset.of([Quad(node, URIRef(KGM.stamp), Literal(7), graph)], old))
+    finally:
+        services.close()
+    again = wired(settings)
+    try:
+        assert [r.uid for r in again.index.reconciled] == ["alice"]
+        assert again.index.repaired == ()  # compared: the rows were right after all
+        assert again.projection.unlevel() == []
+        assert again.lexical.origin("alice") is None and not again.lexical.intact("alice")
+        assert _ids(again, "Acme")[0] == acme
+    finally:
+        again.close()
+
+
+class _Payload:
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        import os
+
+        return (os.system, (self.command,))
+
+
+def _weights() -> dict[str, int]:
+    return dict(FIELD_WEIGHTS)
