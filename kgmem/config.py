@@ -209,6 +209,11 @@ class Settings:
         return self.home / "shapes"
 
     @property
+    def search_dir(self) -> Path:
+        """Where each user's search index is saved (:mod:`kgmem.index.lexical.saved`)."""
+        return self.home / "index" / "search"
+
+    @property
     def embedding_dir(self) -> Path:
         """Where the embedding model is (or would be): ``embedding_model`` or the default."""
         if self.embedding_model:

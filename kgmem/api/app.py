@@ -37,10 +37,10 @@ __all__ = ["create_app"]
 log = logging.getLogger("kgmem.api")
 
 
-def _warm(services: Services) -> None:
+def _warm(services: Services, stop: threading.Event) -> None:
     started = time.monotonic()
     try:
-        users = services.warm()
+        users = services.warm(stop)
         log.info("search index of %d users ready in %.1f s", users, time.monotonic() - started)
         # what start-up built (the services, every user's search index) lives as long as the
         # server: kept out of the collector's full passes, which otherwise pause a request
@@ -73,17 +73,20 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         log.info("kgmem serving from %s", built.store.location)
+        # the projections were levelled with the store in build_services; the search index
+        # is loaded (or, where it drifted, rebuilt) in the background meanwhile
+        stop = threading.Event()
+        warming = threading.Thread(target=_warm, args=(built, stop), name="kgmem-warm", daemon=True)
         try:
-            # the projections were levelled with the store in build_services; the search
-            # index is loaded (or, where it drifted, rebuilt) in the background meanwhile
-            warming = threading.Thread(target=_warm, args=(built,), name="kgmem-warm", daemon=True)
             warming.start()
             jobs.start()
             async with mcp.running():
                 yield
         finally:
             jobs.stop()  # before the store closes: no job may run on a closed store
-            warming.join()
+            stop.set()  # a user's rebuild under way finishes: it is saved for the next start
+            if warming.is_alive():
+                warming.join()
             built.close()
             gc.unfreeze()  # a process that goes on (tests) collects it as usual again
             log.info("store closed")

@@ -67,7 +67,7 @@ from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, Prompt
 from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
 from kgmem.store.isolated import QueryProcesses
 
-__all__ = ["IndexStartup", "Services", "build_services", "index_dir", "search_dir"]
+__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
 
 log = logging.getLogger("kgmem.api")
 
@@ -75,11 +75,6 @@ log = logging.getLogger("kgmem.api")
 def index_dir(settings: Settings) -> Path:
     """Where the graph projection lives (``kgmem index`` uses the same directory)."""
     return settings.home / "index" / "kuzu"
-
-
-def search_dir(settings: Settings) -> Path:
-    """Where each user's search index is saved (:mod:`kgmem.index.lexical.saved`)."""
-    return settings.home / "index" / "search"
 
 
 @dataclass(frozen=True)
@@ -125,15 +120,18 @@ class Services:
     owns_store: bool = True
     scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
 
-    def warm(self) -> int:
+    def warm(self, stop: threading.Event | None = None) -> int:
         """Hold every user's search index in memory now rather than at the first search
         (up to ``search_resident_documents``): a saved index level with the store is loaded,
         any other rebuilt from the store and saved (the repair of drift, user by user).
         Intact users come first, so their searches wait for no one's rebuild; a search of a
-        user not done yet opens that user itself. How many users."""
+        user not done yet opens that user itself. ``stop``: set, no further user is begun.
+        How many users."""
         users = sorted(StoreReader(self.store, self.queries).users())
         intact = {uid: self.lexical.intact(uid) for uid in users}
         for uid in sorted(users, key=lambda u: not intact[u]):
+            if stop is not None and stop.is_set():
+                break
             try:
                 self.lexical.open(uid)
             except Exception:  # that user's first search tries again; the others go on
@@ -205,7 +203,7 @@ def build_services(
             store,
             queries,
             embedder=load_embedder(settings),
-            directory=None if scratch is not None else search_dir(settings),
+            directory=None if scratch is not None else settings.search_dir,
             resident=settings.search_resident_documents,
             save_every=settings.search_save_seconds,
         )

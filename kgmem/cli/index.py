@@ -22,6 +22,7 @@ from kgmem.config import Settings, load_settings
 from kgmem.errors import StoreLocked
 from kgmem.index import TABLES, ChangeFeed, Fingerprint, KuzuProjection, StoreReader
 from kgmem.index.dense import EmbedderUnavailable, distill_static
+from kgmem.index.lexical.saved import ShardFiles
 from kgmem.store import QueryRegistry, check_id
 
 __all__ = ["index", "index_dir"]
@@ -76,13 +77,16 @@ def index() -> None:
 @index.command("rebuild")
 @click.option("--user", "uid", metavar="USER", help="Only this user (default: every user).")
 def rebuild(uid: str | None) -> None:
-    """Drop the projection's rows and load them again from the store."""
+    """Drop the projection's rows and load them again from the store; the saved search
+    index of each user is deleted too (the next start rebuilds it from the store)."""
     settings = load_settings()
     with _projection(settings, "rebuild the index") as (projection, known, _):
         users = _users(uid, known)
+        saved = ShardFiles(settings.search_dir)
         for user in users:
             started = time.perf_counter()
             fingerprint = projection.rebuild(user)
+            saved.drop(user)
             took = time.perf_counter() - started
             click.echo(f"{user}: {_counts(fingerprint)} ({took:.2f} s)")
         if not users:

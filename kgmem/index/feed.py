@@ -61,8 +61,6 @@ __all__ = ["ChangeFeed", "DrainReport", "FeedTarget", "StampedTarget"]
 
 log = logging.getLogger("kgmem.index.feed")
 
-_PARTS = ("claim/", "evidence/")  # node kinds that stand for the memory they belong to
-
 
 class FeedTarget(Protocol):
     """A projection the feed keeps current: re-read these nodes of this user (``links``:
@@ -362,16 +360,7 @@ class ChangeFeed:
             yield batch, self._with_owners(uid, changes.nodes), changes.links()
 
     def _with_owners(self, uid: str, nodes: set[URIRef]) -> set[URIRef]:
-        """``nodes`` and the memories of the claims and evidence items among them."""
-        graphs = UserGraphs(uid)
-        query, base = self._queries["index/outbox_owners"], graphs.node_base
-        owners: set[URIRef] = set()
-        for node in sorted(nodes):
-            if str(node).startswith(base) and str(node)[len(base) :].startswith(_PARTS):
-                for graph in (graphs.kg, graphs.quarantine):
-                    rows = self._store.select(query, {"graph": graph, "node": node})
-                    owners |= {m for r in rows if isinstance(m := r["memory"], URIRef)}
-        return nodes | owners
+        return self._outbox.with_owners(uid, nodes)
 
     def _refresh(self, target: FeedTarget, uid: str, nodes: set[URIRef], links: Links) -> bool:
         try:

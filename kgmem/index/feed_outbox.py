@@ -17,7 +17,11 @@ The same commit also moves the user's *stamp* (``kgm:stamp`` of the outbox graph
 ``urn:kgmem:outbox:<uid>:stamp``) to the number of its entry: a value that changes with
 every write to the user's projected graphs, and only with one. A projection kept on disk
 records the stamp it is level with (every entry up to it drained into it); at start-up an
-equal stamp says the projection holds what the store holds without reading either.
+equal stamp says the projection holds what the store holds without reading either. Each
+entry also names the stamp it moved on from (``kgm:after``): drains delete the oldest
+entries first, so the outbox always holds the latest entries, and a copy level with an older
+stamp is caught up by the entries from the one after it (:meth:`Outbox.since`), when that
+one is still there.
 """
 
 from __future__ import annotations
@@ -59,7 +63,8 @@ __all__ = [
 _PROJECTED = {GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE}
 _TYPE, _ENTRY, _NODE = URIRef(RDF.type), URIRef(KGM.OutboxEntry), URIRef(KGM.changedNode)
 _DATA, _LINK = URIRef(KGM.changedData), URIRef(KGM.changedLink)
-_STAMP = URIRef(KGM.stamp)
+_STAMP, _AFTER = URIRef(KGM.stamp), URIRef(KGM.after)
+_PARTS = ("claim/", "evidence/")  # node kinds that stand for the memory they belong to
 _DIGITS = 20  # time.time_ns() has 19 digits until the year 2286
 
 
@@ -172,9 +177,11 @@ class Outbox:
         for uid, user in sorted(user_changes(quads).items()):
             number, graph = self._next_number(), UserGraphs(uid).outbox
             entry, stamp = URIRef(f"urn:kgmem:outbox:{uid}:{number:0{_DIGITS}d}"), stamp_node(uid)
-            remove += self._store.quads(graph, stamp, _STAMP)
+            before = list(self._store.quads(graph, stamp, _STAMP))
+            remove += before
             add.append(Quad(stamp, _STAMP, Literal(number), graph))
             add.append(Quad(entry, _TYPE, _ENTRY, graph))
+            add += (Quad(entry, _AFTER, q.object, graph) for q in before)
             add += (Quad(entry, _NODE, node, graph) for node in sorted(user.nodes))
             add += (Quad(entry, _DATA, node, graph) for node in sorted(user.data))
             add += (Quad(entry, _LINK, Literal(f"{s} {o}"), graph) for s, o in sorted(user.pairs))
@@ -187,6 +194,33 @@ class Outbox:
             if isinstance(value, int):
                 return value
         return None
+
+    def since(self, uid: str, stamp: int | None) -> Changes | None:
+        """What the entries after ``stamp`` changed, if the outbox still holds the entry
+        that moved on from it (and so every one after); None if it does not."""
+        graph = UserGraphs(uid).outbox
+        entries = self.entries(uid)
+        for at, entry in enumerate(entries):
+            after = [q.object for q in self._store.quads(graph, entry, _AFTER)]
+            value = after[0].toPython() if after and isinstance(after[0], Literal) else None
+            if value == stamp:
+                found = Changes()
+                for later in entries[at:]:
+                    found.add(self.changes(uid, later))
+                return found
+        return None
+
+    def with_owners(self, uid: str, nodes: set[URIRef]) -> set[URIRef]:
+        """``nodes`` and the memories of the claims and evidence items among them."""
+        graphs = UserGraphs(uid)
+        query, base = self._queries["index/outbox_owners"], graphs.node_base
+        owners: set[URIRef] = set()
+        for node in sorted(nodes):
+            if str(node).startswith(base) and str(node)[len(base) :].startswith(_PARTS):
+                for graph in (graphs.kg, graphs.quarantine):
+                    rows = self._store.select(query, {"graph": graph, "node": node})
+                    owners |= {m for r in rows if isinstance(m := r["memory"], URIRef)}
+        return nodes | owners
 
     def users(self) -> list[str]:
         """Every user with entries waiting."""

@@ -51,9 +51,15 @@ def test_rebuild_then_check_then_drift(seeded: Path) -> None:
     assert "Entity" in report["bob"]["drift"] and report["bob"]["projection"]["Entity"] == 0
     assert "bob: projection DIFFERS" in kgmem(seeded, "index", "check").stdout
 
+    saved = seeded / "index" / "search"
+    saved.mkdir()
+    for uid in ("alice", "bob"):
+        (saved / f"{uid}.shard").write_bytes(b"a saved search index")
     only_bob = kgmem(seeded, "index", "rebuild", "--user", "bob")
     assert only_bob.returncode == 0 and only_bob.stdout.startswith("bob:")
     assert kgmem(seeded, "index", "check", "--user", "bob").returncode == 0
+    # bob's saved search index goes with the rebuild (the next start makes it anew)
+    assert sorted(p.name for p in saved.iterdir()) == ["alice.shard"]
 
 
 def test_a_damaged_index_is_reported_and_rebuilt(seeded: Path) -> None:

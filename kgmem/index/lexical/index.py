@@ -14,9 +14,11 @@ level with the user's stamp in the store (every write moves the stamp, in the sa
 commit: :mod:`kgmem.index.feed_outbox`), else rebuilt from the store and saved. A shard is
 saved after a rebuild, when the change feed says it is level with a new stamp and the last
 save is ``save_every`` seconds old, when it is evicted, and at :meth:`LexicalIndex.flush`.
-A change to a user whose shard is not in memory deletes the user's file (it is stale from then
-on), and so does a change that removes a document from a shard in memory: a forgotten text
-never waits on disk for the next save.
+A saved shard behind the store is still loaded when the outbox holds every write since its
+stamp (:meth:`~kgmem.index.feed_outbox.Outbox.since`): those nodes are read again. A change to a
+user whose shard is not in memory loads it that way (the user is active); a file that cannot be
+caught up is deleted (it is stale from then on), and so is the file of a shard a change removes
+a document from: a forgotten text never waits on disk for the next save.
 
 ``resident`` bounds the documents held in memory: past it, the shards used least recently
 are saved and let go, and loaded again on their next use.
@@ -104,12 +106,12 @@ class LexicalIndex:
         """Rebuild ``uid``'s documents from the store (and save them); returns how many
         there are. Searches of other users go on meanwhile; changes refreshed during the
         rebuild are applied to the new documents."""
-        return self._open(uid, saved=False)
+        return self._open(uid, saved=False) or 0
 
     def open(self, uid: str) -> int:
         """Hold ``uid``'s documents in memory: its saved shard if it is level with the
         store, else rebuilt from the store; how many documents."""
-        return self._open(uid, saved=True)
+        return self._open(uid, saved=True) or 0
 
     def origin(self, uid: str) -> str | None:
         """Where ``uid``'s shard in memory came from: ``"saved"`` (loaded from its file) or
@@ -131,7 +133,9 @@ class LexicalIndex:
         header = None if self._files is None else self._files.header(uid, self._weights)
         return header is not None and header.stamp == self._outbox.stamp(uid)
 
-    def _open(self, uid: str, *, saved: bool) -> int:
+    def _open(self, uid: str, *, saved: bool, build: bool = True) -> int | None:
+        """Load (``saved``) or rebuild ``uid``'s shard and hold it; how many documents.
+        ``build=False``: only a load, None when there is nothing to load."""
         UserGraphs(uid)  # a malformed uid is refused before anything is read
         with self._lock:
             opening = self._opening.setdefault(uid, threading.Lock())
@@ -142,36 +146,47 @@ class LexicalIndex:
                 self._building.setdefault(uid, [])
             try:
                 stamp = self._outbox.stamp(uid)  # first: the shard holds every write up to it
-                shard = self._load(uid, stamp) if saved else None
-                built = shard is None
-                if shard is None:
-                    shard = self._build(uid)
+                loaded = self._load(uid, stamp) if saved else None
+                if loaded is None and not build:
+                    return None
+                shard, behind, was = loaded or (self._build(uid), set[URIRef](), stamp)
             finally:
                 with self._lock:
                     changed = self._building.pop(uid, [])
             with self._lock:
-                self._apply(uid, shard, changed)
+                self._apply(uid, shard, [*behind, *changed])
                 self._shards[uid] = shard
                 self._shards.move_to_end(uid)
                 self._level[uid] = stamp
-                self._origins[uid] = "store" if built else "saved"
-                if not built:
-                    self._saved[uid] = (stamp, time.monotonic())
-            if built:
+                self._origins[uid] = "store" if loaded is None else "saved"
+                if loaded is not None:  # a file caught up is saved at the next level
+                    self._saved[uid] = (was, time.monotonic() if was == stamp else 0.0)
+            if loaded is None:
                 self._save(uid)
             self._evict(keep=uid)
             return len(shard.docs)
 
-    def _load(self, uid: str, stamp: int | None) -> Shard | None:
-        if self._files is None:
+    def _load(self, uid: str, stamp: int | None) -> tuple[Shard, set[URIRef], int | None] | None:
+        """``uid``'s saved shard, the nodes the writes since its stamp touched (the outbox
+        holds them all, or there is no load) and its stamp; None if there is none to use."""
+        header = None if self._files is None else self._files.header(uid, self._weights)
+        if self._files is None or header is None:
             return None
-        shard = self._files.load(uid, stamp, self._weights)
-        if shard is not None and self._embedder is not None:  # vectors are not saved
+        behind: set[URIRef] = set()
+        if header.stamp != stamp:
+            missed = self._outbox.since(uid, header.stamp)
+            if missed is None:
+                return None
+            behind = self._outbox.with_owners(uid, missed.nodes)
+        shard = self._files.load(uid, header.stamp, self._weights)
+        if shard is None:
+            return None
+        if self._embedder is not None:  # vectors are not saved
             shard.vectors = DenseVectors(self._embedder)
             for doc in shard.docs.values():
                 shard.vectors.add(doc.id, embed_text(doc.fields))
             shard.vectors.embed_pending()
-        return shard
+        return shard, behind, header.stamp
 
     def _build(self, uid: str) -> Shard:
         shard, names = Shard(self._weights, self._embedder), list[tuple[str, str]]()
@@ -271,9 +286,14 @@ class LexicalIndex:
             while True:
                 with self._lock:
                     shard = self._shards.get(uid)
-                    if shard is None and uid not in self._building:
-                        self._stale(uid)
+                    building = uid in self._building
+                caught_up = shard is None and not building
+                if caught_up and self._open(uid, saved=True, build=False) is not None:
+                    continue  # a saved shard caught up with the outbox: the user is active
                 if shard is None:
+                    with self._lock:
+                        if not building:
+                            self._stale(uid)  # it can no longer be caught up
                     return 0
                 update = self._reader.read(uid, shard, nodes)
                 with self._lock:
