@@ -2,7 +2,7 @@
 repair after drift, per store size.
 
     .venv/bin/python benchmarks/scale.py [--memories 100000,1000000] [--users N]
-                                          [--searches 1000] [--home DIR]
+                                          [--searches 1000] [--batches 20] [--home DIR]
 
 For each size, a store of N active memories spread evenly over ``--users`` users (1: all in
 one) is built on disk: each user's memories are ``search_latency.py``'s (people, places,
@@ -10,7 +10,7 @@ employers, events, how-tos, codes over two years, evidence quoting chats), bulk-
 quads the gate writes for them (``search_latency.build``: the documented fast path; the
 entities, records, facts and sources are what ``record_quads``, ``fact_quads`` and the source
 writer make), and the graph projection is built for each user, as a server that wrote them
-would have left it. Then, timed from outside:
+would have left it (and each user's search index built and saved). Then, timed from outside:
 
 - ``kgmem serve`` starts on the store (a process of its own, ``served.py``): seconds from
   spawn to its first answered search (``/health`` answers once start-up is done), and the
@@ -19,34 +19,40 @@ would have left it. Then, timed from outside:
   ``search_latency.queries`` (plain, time cues, filters, common words), each as one of the
   users, one at a time: p50/p95/p99 as the client waits, and the server's memory after;
 - forced drift: the server stops, one user's memory is written into the store behind the
-  projection's back (its outbox left empty, as a process that crashed mid-write or a restored
-  backup would), and the server starts again: seconds to its first answered search, the
-  repair included.
+  projections' back with the user's stamp moved and no outbox entry (what putting back a
+  backup leaves), and the server starts again: seconds to that user's first answered
+  search, the repair of their projection and search index included;
+- ``--batches`` 25-draft batches through the gate at the same size, in process
+  (``batch_draft.run``: its own store of that size, one user), p50 beside the storage floor
+  of the same batch replayed natively (``storage_floor.py``), and their ratio.
 
 Prints a table per size and, for the largest size measured, the last lines
-``scale_rss_mb=``, ``scale_start_s=``, ``scale_search_p95_ms=`` and, when the size is
-1,000,000, the same with ``_1m``. Not measured yet (#24): the 25-draft batch against its
-storage floor at these sizes (``batch_draft.py --floor`` measures it in process).
+``scale_rss_mb=``, ``scale_start_s=``, ``scale_search_p95_ms=``,
+``scale_batch_over_floor=`` and, when the size is 1,000,000, the same with ``_1m``.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import batch_draft
 import httpx
 from batch_draft import USER
+from rdflib import Literal
 from search_latency import NOW, Cast, Query, build, queries
 from served import Served, percentile, rss_bytes, served
 
 from kgmem.api.services import build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
+from kgmem.index.feed_outbox import stamp_node
 from kgmem.memory.model import MemoryStatus
 from kgmem.store import USER_NODE_BASE, Changeset, OxigraphStore, Quad, UserGraphs
 from kgmem.vocab import KGM
@@ -70,7 +76,14 @@ class Size:
     search_ms: list[float] = field(default_factory=list)
     failed: int = 0
     found: int = 0  # results the searches returned
+    index_s: float = 0.0
     drift_start_s: float = 0.0
+    batch_ms: float = 0.0
+    floor_ms: float = 0.0
+
+    @property
+    def over_floor(self) -> float:
+        return self.batch_ms / self.floor_ms if self.floor_ms else 0.0
 
 
 def user_ids(users: int) -> list[str]:
@@ -89,6 +102,9 @@ def make_store(home: Path, size: Size) -> dict[str, Cast]:
             started = time.perf_counter()
             services.projection.rebuild(uid)
             size.projection_s += time.perf_counter() - started
+            started = time.perf_counter()
+            services.lexical.rebuild(uid)  # and saved, as a server leaves it
+            size.index_s += time.perf_counter() - started
         size.quads = services.store.count()
     finally:
         services.close()
@@ -96,12 +112,12 @@ def make_store(home: Path, size: Size) -> dict[str, Cast]:
     return casts
 
 
-def _first_search(server: Served, token: str) -> None:
+def _first_search(server: Served, token: str, deadline: float = START_WITHIN) -> None:
     answer = httpx.get(
         f"{server.url}/api/search",
         params={"q": "dinner", "k": K},
         headers={"Authorization": f"Bearer {token}"},
-        timeout=600,
+        timeout=deadline,
     )
     answer.raise_for_status()
 
@@ -136,24 +152,27 @@ def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> No
                     if answer.status_code == 200:
                         size.found += len(answer.json()["results"])
         size.rss_after_mb = rss_bytes(server.pid) / 2**20
-    drift(home, next(reversed(casts)))
+    drifted = next(reversed(casts))
+    drift(home, drifted)
     started = time.perf_counter()
     with served(home, start_within=START_WITHIN) as server:
-        token = server.add_user("drift-probe")
-        _first_search(server, token)
+        _first_search(server, tokens[drifted])  # waits for that user's repair
         size.drift_start_s = time.perf_counter() - started
 
 
 def drift(home: Path, uid: str) -> None:
-    """Archive one of ``uid``'s active memories behind the projection's back: its status
-    changed in the store, no outbox entry (what a crash between two writers leaves)."""
+    """Archive one of ``uid``'s active memories behind the projections' back: its status
+    changed in the store and the user's stamp moved, with no outbox entry and no
+    projection told (what putting back a backup of the store leaves; kgmem's own writes
+    cannot: the stamp moves in the same commit as the write, and the outbox entry with it)."""
     store = OxigraphStore(home / "store")
     try:
-        kg = UserGraphs(uid).kg
+        kg, outbox, node = UserGraphs(uid).kg, UserGraphs(uid).outbox, stamp_node(uid)
         active = MemoryStatus.ACTIVE.iri
         found = next(iter(store.quads(kg, None, KGM.status, active)))
         archived = Quad(found.subject, KGM.status, MemoryStatus.ARCHIVED.iri, kg)
-        store.commit(Changeset.of([archived], [found]))
+        stamp = Quad(node, KGM.stamp, Literal(time.time_ns()), outbox)
+        store.commit(Changeset.of([archived, stamp], [found, *store.quads(outbox, node)]))
     finally:
         store.close()
 
@@ -165,7 +184,8 @@ def report(size: Size) -> list[str]:
         f"{size.projection_s:>7.0f} {size.disk_mb:>7.0f} {size.start_s:>7.1f} "
         f"{size.rss_start_mb:>7.0f} {size.rss_after_mb:>7.0f} {percentile(s, 50):>6.1f} "
         f"{percentile(s, 95):>6.1f} {percentile(s, 99):>6.1f} {size.failed:>4} "
-        f"{size.found / max(len(s), 1):>5.1f} {size.drift_start_s:>7.1f}"
+        f"{size.found / max(len(s), 1):>5.1f} {size.drift_start_s:>7.1f} "
+        f"{size.batch_ms:>6.0f} {size.floor_ms:>6.0f} {size.over_floor:>5.1f}"
     ]
 
 
@@ -175,6 +195,9 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=1)
     parser.add_argument("--searches", type=int, default=1000)
     parser.add_argument(
+        "--batches", type=int, default=20, help="timed 25-draft batches per size (0: none)"
+    )
+    parser.add_argument(
         "--home", type=Path, help="build here and keep it (one size; reused when built)"
     )
     args = parser.parse_args()
@@ -182,7 +205,8 @@ def main() -> None:
     header = (
         f"{'memories':>9} {'users':>5} {'quads':>10} {'load s':>7} {'graph s':>7} "
         f"{'disk MB':>7} {'start s':>7} {'RSS MB':>7} {'after':>7} {'p50 ms':>6} "
-        f"{'p95':>6} {'p99':>6} {'fail':>4} {'hits':>5} {'drift s':>7}"
+        f"{'p95':>6} {'p99':>6} {'fail':>4} {'hits':>5} {'drift s':>7} {'batch':>6} "
+        f"{'floor':>6} {'x':>5}"
     )
     for size in sizes:
         home = args.home or Path(tempfile.mkdtemp(prefix="kgmem-scale-"))
@@ -198,6 +222,13 @@ def main() -> None:
                 flush=True,
             )
             measure(home, size, casts, args.searches)
+            if args.batches:
+                print("  the 25-draft batch at this size (batch_draft.py, in process):")
+                samples, _, _, _, _, floor = batch_draft.run(
+                    size.memories, args.batches, None, None, floor=True
+                )
+                size.batch_ms = statistics.median(samples)
+                size.floor_ms = floor.total_ms if floor is not None else 0.0
             print(header)
             print("\n".join(report(size)), flush=True)
         finally:
@@ -211,6 +242,7 @@ def main() -> None:
         "rss_mb": last.rss_after_mb,
         "start_s": last.start_s,
         "search_p95_ms": percentile(last.search_ms, 95),
+        "batch_over_floor": last.over_floor,
     }
     for suffix in ("", "_1m") if last.memories == 1_000_000 else ("",):
         for name, value in lines.items():

@@ -30,13 +30,11 @@ class Served:
     admin: str  # the default user's key (an admin)
 
     def add_user(self, uid: str) -> str:
-        """A new user's API key."""
-        made = httpx.post(
-            f"{self.url}/api/admin/users",
-            json={"user": uid},
-            headers={"Authorization": f"Bearer {self.admin}"},
-            timeout=10,
-        )
+        """An API key of ``uid``: a new user's, or a new key of a user the store has."""
+        auth = {"Authorization": f"Bearer {self.admin}"}
+        made = httpx.post(f"{self.url}/api/admin/users", json={"user": uid}, headers=auth)
+        if made.status_code == 409:
+            made = httpx.post(f"{self.url}/api/admin/users/{uid}/keys", json={}, headers=auth)
         made.raise_for_status()
         return str(made.json()["token"])
 
@@ -61,9 +59,8 @@ def served(home: Path, start_within: float = 120, **settings: str) -> Iterator[S
         "HF_HUB_OFFLINE": "1",
     }
     kgmem = Path(sys.executable).with_name("kgmem")
-    process = subprocess.Popen(
-        [str(kgmem), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = (home / "serve.log").open("ab")  # what the server says, kept with its home
+    process = subprocess.Popen([str(kgmem), "serve"], env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + start_within
@@ -84,6 +81,7 @@ def served(home: Path, start_within: float = 120, **settings: str) -> Iterator[S
         except subprocess.TimeoutExpired:  # still starting: a clean stop waits for start-up
             process.kill()
             process.wait()
+        log.close()
 
 
 def tree(root: int) -> list[int]:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc
+from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc, pack
 from kgmem.index.lexical.shard import Shard
 
 WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
@@ -24,7 +24,7 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def doc(n: int, text: str, **extra: object) -> LexicalDoc:
-    return LexicalDoc(f"urn:d{n}", "memory", text, "urn:g", (("title", text),), **extra)  # type: ignore[arg-type]
+    return LexicalDoc(f"urn:d{n}", "memory", text, "urn:g", pack((("title", text),)), **extra)  # type: ignore[arg-type]
 
 
 def reference(shard: Shard, terms: list[str]) -> dict[str, float]:

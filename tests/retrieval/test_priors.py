@@ -13,6 +13,7 @@ import pytest
 from rdflib import URIRef
 
 from kgmem.index.lexical import LexicalDoc
+from kgmem.index.lexical.docs import pack
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.strength import StrengthPolicy
@@ -31,7 +32,7 @@ def memory(**extra: object) -> LexicalDoc:
         "recorded_at": NOW - timedelta(days=40),
     }
     fields.update(extra)
-    return LexicalDoc("urn:m", "memory", "t", "urn:g", (("title", "t"),), **fields)  # type: ignore[arg-type]
+    return LexicalDoc("urn:m", "memory", "t", "urn:g", pack((("title", "t"),)), **fields)  # type: ignore[arg-type]
 
 
 def expected(doc: LexicalDoc, now: datetime) -> float:
@@ -72,7 +73,7 @@ def expected(doc: LexicalDoc, now: datetime) -> float:
         memory(occurred_at=NOW + timedelta(days=3)),  # a future moment does not count as recent
         memory(occurred_at=NOW - timedelta(hours=5), confidence=0.3),
         memory(recorded_at=NOW + timedelta(days=1)),  # nothing in the past: no recency
-        LexicalDoc("urn:p", "page", "p", "urn:g", (), recorded_at=NOW - timedelta(days=3)),
+        LexicalDoc("urn:p", "page", "p", "urn:g", "", recorded_at=NOW - timedelta(days=3)),
     ],
 )
 def test_prior_is_the_documented_formula(doc: LexicalDoc) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import unicodedata
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,6 +25,7 @@ __all__ = [
     "camel_words",
     "memory_doc",
     "note_doc",
+    "pack",
     "page_doc",
     "revision_key",
     "short_note_doc",
@@ -89,15 +91,21 @@ def analyze(text: str) -> list[str]:
     return [stem(w) for w in words(text) if w not in STOPWORDS]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class LexicalDoc:
-    """One searchable node with what filters and ranking need. Times are UTC-aware."""
+    """One searchable node with what filters and ranking need. Times are UTC-aware.
+
+    A user holds one per memory, page and note, hundreds of thousands of them: slots, not a
+    dict per instance; its fields' texts packed in one string (:func:`pack`), not a tuple of
+    pairs (at 100k documents the pairs alone held ~110 MB); and the strings many documents
+    share (graphs, kinds, statuses, the entities and chats they are about, tags) interned,
+    so each is held, and saved, once."""
 
     id: str
     kind: str  # "memory" | "page" | "note"
     title: str
     graph: str
-    fields: tuple[tuple[str, str], ...]  # (field, text)
+    packed: str  # its (field, text) pairs: pack() / fields
     excerpt: str = ""
     path: str | None = None
     memory_kind: str | None = None  # semantic | procedural | episodic | reference
@@ -117,6 +125,14 @@ class LexicalDoc:
     names: frozenset[str] = frozenset()  # index terms of the names of what it is about
     states_time: bool = False  # its own text says when ("yesterday", "last May", "2023")
     asks: bool = False  # its own text is a question ("Did you make it?")
+
+    @property
+    def fields(self) -> tuple[tuple[str, str], ...]:
+        """(field, text) pairs, in order."""
+        if not self.packed:
+            return ()
+        pairs = (item.partition(_NAME_END) for item in self.packed.split(_FIELD_END))
+        return tuple((name, text) for name, _, text in pairs)
 
     @property
     def moment(self) -> datetime | None:
@@ -146,8 +162,35 @@ class LexicalDoc:
         return counts
 
 
+_NAME_END, _FIELD_END = "\x1e", "\x1f"  # separators a text never holds (see pack)
+
+
+def pack(fields: Iterable[tuple[str, str]]) -> str:
+    """(field, text) pairs as one string (a separator inside a text becomes a space: it is
+    no word, so the terms are the same)."""
+    return _FIELD_END.join(
+        f"{name}{_NAME_END}{text.replace(_NAME_END, ' ').replace(_FIELD_END, ' ')}"
+        for name, text in fields
+    )
+
+
 def _text(row: Row, name: str) -> str:
     return str(row.get(name) or "")
+
+
+def _shared(value: object) -> str:
+    return sys.intern(str(value))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _name_terms(names: str) -> frozenset[str]:
+    """The index terms of these entity names: one set for every document of the same
+    entities (they are many)."""
+    return frozenset(analyze(names))
+
+
+def _all_shared(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sys.intern(v) for v in sorted(set(values)))
 
 
 def revision_key(row: Row) -> tuple[int, str]:
@@ -187,13 +230,13 @@ def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
         id=str(row["memory"]),
         kind="memory",
         title=_text(row, "title"),
-        graph=str(row["graph"]),
-        fields=tuple((name, text) for name, text in fields if text),
+        graph=_shared(row["graph"]),
+        packed=pack((name, text) for name, text in fields if text),
         excerpt=_text(row, "excerpt") or _first_line(_text(row, "body") or quotes),
-        memory_kind=str(row["kind"]).rsplit("#", 1)[-1],
-        status=str(row["status"]).rsplit("#", 1)[-1],
-        tags=tuple(sorted(pieces.get("tag", ()))),
-        about=tuple(sorted(set(pieces.get("about", ())))),
+        memory_kind=_shared(str(row["kind"]).rsplit("#", 1)[-1]),
+        status=_shared(str(row["status"]).rsplit("#", 1)[-1]),
+        tags=tuple(sys.intern(t) for t in sorted(pieces.get("tag", ()))),
+        about=_all_shared(pieces.get("about", ())),
         confidence=number(row.get("confidence")),
         strength=number(row.get("strength")),
         pinned=flag(row.get("pinned")),
@@ -203,8 +246,8 @@ def memory_doc(row: Row, pieces: Mapping[str, list[str]]) -> LexicalDoc:
         occurred_at=instant(row.get("occurredAt")),
         valid_from=instant(row.get("validFrom")),
         valid_until=instant(row.get("validUntil")),
-        chats=tuple(sorted(set(pieces.get("chat", ())))),
-        names=frozenset(analyze(" ".join(pieces.get("entity", ())))),
+        chats=_all_shared(pieces.get("chat", ())),
+        names=_name_terms(" ".join(pieces.get("entity", ()))),
         states_time=_TIME_MENTION.search(own) is not None,
         asks=(_text(row, "body") or quotes).rstrip().endswith("?"),
     )
@@ -218,8 +261,8 @@ def page_doc(row: Row) -> LexicalDoc:
         id=str(row["page"]),
         kind="page",
         title=title,
-        graph=str(row["graph"]),
-        fields=tuple((n, t) for n, t in (*fields, ("markdown", markdown)) if t),
+        graph=_shared(row["graph"]),
+        packed=pack((n, t) for n, t in (*fields, ("markdown", markdown)) if t),
         excerpt=_text(row, "excerpt") or _first_line(markdown),
         path=path,
         about=(str(row["entity"]),) if "entity" in row else (),
@@ -235,8 +278,8 @@ def note_doc(row: Row) -> LexicalDoc:
         id=str(row["note"]),
         kind="note",
         title=path.rsplit("/", 1)[-1].removesuffix(".md"),
-        graph=str(row["graph"]),
-        fields=(("path", _path_words(path)), ("text", text)),
+        graph=_shared(row["graph"]),
+        packed=pack((("path", _path_words(path)), ("text", text))),
         excerpt=_first_line(text),
         path=path,
         recorded_at=instant(row.get("timestamp")),
@@ -252,8 +295,8 @@ def short_note_doc(row: Row) -> LexicalDoc:
         id=str(row["note"]),
         kind="note",
         title=first[:80],
-        graph=str(row["graph"]),
-        fields=(("text", text),),
+        graph=_shared(row["graph"]),
+        packed=pack((("text", text),)),
         excerpt=first,
         recorded_at=instant(row.get("timestamp")),
     )

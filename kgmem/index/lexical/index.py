@@ -62,6 +62,7 @@ from kgmem.store import (
 __all__ = ["STOPWORDS", "LexicalDoc", "LexicalIndex", "Scores", "analyze", "stem", "words"]
 
 log = logging.getLogger("kgmem.index")
+_GONE = -1  # the stamp of a deleted file (a stamp is a time in nanoseconds)
 
 
 class LexicalIndex:
@@ -96,6 +97,9 @@ class LexicalIndex:
         self._saved: dict[str, tuple[int | None, float]] = {}  # uid -> (stamp, when) on disk
         self._opening: dict[str, threading.Lock] = {}  # one load or rebuild of a user at once
         self._origins: dict[str, str] = {}  # uid -> where its shard in memory came from
+        self._saving = threading.Condition()  # guards the saves due and the saver thread
+        self._due_saves: set[str] = set()
+        self._saver: threading.Thread | None = None
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()  # the shards: searches, and putting documents in place
         self._refreshing = threading.Lock()  # one refresh at a time
@@ -176,6 +180,13 @@ class LexicalIndex:
         if header.stamp != stamp:
             missed = self._outbox.since(uid, header.stamp)
             if missed is None:
+                log.warning(
+                    "the saved search index of %s is behind the store (stamp %s, the store's "
+                    "%s) by writes the outbox no longer holds: it is rebuilt",
+                    uid,
+                    header.stamp,
+                    stamp,
+                )
                 return None
             behind = self._outbox.with_owners(uid, missed.nodes)
         shard = self._files.load(uid, header.stamp, self._weights)
@@ -202,7 +213,8 @@ class LexicalIndex:
 
     def level(self, uid: str, stamp: int | None) -> None:
         """The change feed drained every write of ``uid`` up to ``stamp`` into the shard;
-        saved now if it changed since the last save and that save is old enough."""
+        saved soon (in the background) if it changed since the last save and that save is
+        old enough."""
         with self._lock:
             if uid not in self._shards or uid in self._building:
                 return
@@ -212,10 +224,35 @@ class LexicalIndex:
                 last[0] != stamp and time.monotonic() - last[1] >= self._save_every
             )
         if due:
+            self._save_later(uid)
+
+    def _save_later(self, uid: str) -> None:
+        """Save ``uid``'s shard in the saver thread: a save of 100k documents takes seconds,
+        and a drain may run in a committing thread (a purge) or hold the feed up."""
+        with self._saving:
+            self._due_saves.add(uid)
+            if self._saver is None or not self._saver.is_alive():
+                self._saver = threading.Thread(
+                    target=self._save_due, name="kgmem-search-save", daemon=True
+                )
+                self._saver.start()
+            self._saving.notify_all()
+
+    def _save_due(self) -> None:
+        while True:
+            with self._saving:
+                if not self._due_saves:
+                    self._saving.wait(timeout=60.0)
+                if not self._due_saves:
+                    self._saver = None
+                    return
+                uid = self._due_saves.pop()
             self._save(uid)
 
     def flush(self) -> int:
         """Save every shard in memory that changed since its last save; how many."""
+        with self._saving:
+            self._due_saves.clear()
         with self._lock:
             users = [
                 u
@@ -394,8 +431,9 @@ class LexicalIndex:
             self._open(uid, saved=True)
 
     def _stale(self, uid: str) -> None:
-        """``uid``'s file no longer holds what the store does (the lock is held)."""
-        self._saved.pop(uid, None)
+        """``uid``'s file no longer holds what the store does (the lock is held): deleted
+        now, saved again ``save_every`` seconds later (or at the flush)."""
+        self._saved[uid] = (_GONE, time.monotonic())
         if self._files is not None:
             self._files.drop(uid)
 

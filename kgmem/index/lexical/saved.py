@@ -23,6 +23,7 @@ import logging
 import os
 import pickle
 import struct
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +122,7 @@ class ShardFiles:
         ).encode()
         target = self.path(uid)
         self.directory.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with temporary.open("wb") as fh:
                 fh.write(_MAGIC + _HEAD.pack(len(header)) + header)
