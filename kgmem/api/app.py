@@ -64,7 +64,8 @@ def create_app(
     default user, an admin; its key in ``$KGMEM_HOME/api-key``): every route but
     ``/health`` needs a Bearer key (:mod:`kgmem.api.auth`).
     """
-    built = services or build_services(settings, clock=clock)
+    # a drifted user's graph projection is repaired once the server answers (see _warm)
+    built = services or build_services(settings, clock=clock, repair=False)
     accounts = Accounts(built.store, built.queries, built.clock)
     first_account(accounts, settings)
     jobs = Jobs(built)

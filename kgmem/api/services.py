@@ -10,14 +10,17 @@ from either reaches them and a forget from either purges them:
 4. every user whose stamp in the projection is not the store's (:mod:`kgmem.index.feed_outbox`:
    every write moves it, in the same atomic commit) is compared with the store (counts and
    checksums per table) and repaired in place; the others are level with the store and are
-   not read at all, so an intact store starts in seconds at any size. A change made behind
-   kgmem's back (another program writing the store's files) moves no stamp: ``kgmem index
-   check`` compares every user;
+   not read at all, so an intact store starts in seconds at any size. The server leaves
+   this to :meth:`Services.repair`, run in the background once it answers (a user's
+   repair takes minutes at 100k memories; searches rank without the graph meanwhile). A
+   change made behind kgmem's back (another program writing the store's files) moves no
+   stamp: ``kgmem index check`` compares every user;
 5. the feed drains in the background from then on.
 
 The lexical index is held in memory per user and saved on disk (:mod:`kgmem.index.lexical`):
 the server loads it (:meth:`Services.warm`) in the background once it takes requests, a user
-whose saved index is level with the store first; a search of a user not loaded yet loads it.
+whose saved index is level with the store first; a search of a user not loaded yet loads it
+(a rebuild, for a user whose saved index cannot be used: only that user's searches wait).
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class IndexStartup:
     opened: OpenReport
     drained: int
     reconciled: tuple[ReconcileReport, ...]
+    pending: tuple[str, ...] = ()  # to compare and repair after start-up (Services.repair)
 
     @property
     def repaired(self) -> tuple[str, ...]:
@@ -117,26 +121,48 @@ class Services:
     sparql: UserQueries  # users' own SPARQL queries (closed with the services)
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
     warmed: threading.Event = field(default_factory=threading.Event)  # set once warm() ends
+    repairs: list[ReconcileReport] = field(default_factory=list)  # what repair() found
     owns_store: bool = True
     scratch: Path | None = None  # the in-memory mode's projection directory, removed on close
 
     def warm(self, stop: threading.Event | None = None) -> int:
         """Hold every user's search index in memory now rather than at the first search
-        (up to ``search_resident_documents``): a saved index level with the store is loaded,
-        any other rebuilt from the store and saved (the repair of drift, user by user).
-        Intact users come first, so their searches wait for no one's rebuild; a search of a
-        user not done yet opens that user itself. ``stop``: set, no further user is begun.
-        How many users."""
+        (up to ``search_resident_documents``), and repair what start-up left to repair: the
+        saved indexes level with the store are loaded first (seconds), then the graph
+        projection of every user start-up found behind is compared and repaired
+        (:meth:`repair`), then any other user's search index is rebuilt from the store and
+        saved. A search of a user not done yet opens that user itself. ``stop``: set, no
+        further user is begun. How many users."""
         users = sorted(StoreReader(self.store, self.queries).users())
-        intact = {uid: self.lexical.intact(uid) for uid in users}
-        for uid in sorted(users, key=lambda u: not intact[u]):
+        intact = {uid for uid in users if self.lexical.intact(uid)}
+        for uid in [*sorted(intact), None, *(u for u in users if u not in intact)]:
             if stop is not None and stop.is_set():
                 break
+            if uid is None:
+                self.repair(stop)
+                continue
             try:
                 self.lexical.open(uid)
             except Exception:  # that user's first search tries again; the others go on
                 log.exception("opening the search index of %s failed", uid)
         return len(users)
+
+    def repair(self, stop: threading.Event | None = None) -> list[ReconcileReport]:
+        """Compare with the store, and repair in place, the graph projection of the users
+        start-up found behind (``index.pending``), one by one; what was found."""
+        found = []
+        for uid in self.index.pending:
+            if stop is not None and stop.is_set():
+                break
+            try:
+                found.append(self.projection.reconcile(uid))
+            except Exception:  # the next start compares that user again
+                log.exception("repairing the graph projection of %s failed", uid)
+        repaired = [r.uid for r in found if r.repaired]
+        if repaired:
+            log.warning("graph projection: drift found; rebuilt users %s", ", ".join(repaired))
+        self.repairs.extend(found)
+        return found
 
     def reset_user(self, uid: str) -> ResetReport:
         """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
@@ -175,6 +201,7 @@ def build_services(
     clock: Clock | None = None,
     in_memory: bool = False,
     store: TripleStore | None = None,
+    repair: bool = True,
 ) -> Services:
     """Parse every query and shape file, then open the store: nothing is written to disk
     unless all the inputs are sound. Then open the projections and bring them level with
@@ -183,7 +210,9 @@ def build_services(
     ``store``, when given, is an already-open store the caller owns (the CLI opens one with
     :func:`kgmem.cli.common.local_store`); it is not closed if start-up fails, nor by
     :meth:`Services.close`. ``in_memory`` keeps the store in memory and the projection in a
-    temporary directory.
+    temporary directory. ``repair=False`` leaves the users whose graph projection is
+    behind to :meth:`Services.repair` (the server repairs them in the background, serving
+    meanwhile); they are in ``index.pending``.
     """
     queries = QueryRegistry.load()
     files = bundled_files(settings.shapes_dir, local_shapes=settings.local_shapes_dir)
@@ -210,7 +239,7 @@ def build_services(
         # every commit brings the search index level before it returns (a search then
         # never does a write's work); the graph projection follows in the background
         feed = ChangeFeed(store, queries, [projection, lexical], eager=[lexical])
-        startup = _level(projection, feed)
+        startup = _level(projection, feed, repair)
     except BaseException:
         if feed is not None:
             feed.detach()
@@ -271,16 +300,22 @@ def build_services(
     )
 
 
-def _level(projection: KuzuProjection, feed: ChangeFeed) -> IndexStartup:
+def _level(projection: KuzuProjection, feed: ChangeFeed, repair: bool = True) -> IndexStartup:
     """Steps 2-4 of start-up: attach the feed; drain the outbox a previous process left (a
     drain that empties a user's outbox levels the projection with the user's stamp); then
     compare with the store, and repair in place, only the users whose stamp in the
-    projection is not the store's. An intact store is trusted without reading it."""
+    projection is not the store's (``repair=False``: left pending). An intact store is
+    trusted without reading it."""
     feed.attach()
     drains = feed.drain_all()
     for failed in (d for d in drains if not d.ok):
         log.warning("outbox of %s not drained at start-up: %s failed", failed.uid, failed.failed)
-    reconciled = tuple(projection.reconcile(uid) for uid in projection.unlevel())
+    behind = projection.unlevel()
+    if not repair:
+        if projection.opened.recovered:
+            log.warning("graph projection: %s; rebuilt", projection.opened.reason)
+        return IndexStartup(projection.opened, sum(d.drained for d in drains), (), tuple(behind))
+    reconciled = tuple(projection.reconcile(uid) for uid in behind)
     repaired = [r.uid for r in reconciled if r.repaired]
     if repaired or projection.opened.recovered:
         log.warning(

@@ -127,16 +127,20 @@ def test_in_memory_services_keep_the_projection_in_a_scratch_directory(
     assert not Path(settings.home / "index").exists()
 
 
-def test_the_server_repairs_drift_before_serving_and_stops_the_feed_on_shutdown(
+def test_the_server_repairs_drift_in_the_background_and_stops_the_feed_on_shutdown(
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     acme, _ = seed(settings)
     cypher(index_dir(settings), f"MATCH (m:Memory {{id: '{acme}'}}) DETACH DELETE m")
     app = create_app(settings)
     services: Services = app.state.services
-    assert services.index.repaired == ("alice",)  # before the first request is accepted
-    assert in_sync(services.projection)
-    with caplog.at_level(logging.INFO, logger="kgmem.api"), TestClient(app):
+    assert services.index.pending == ("alice",)  # found at start-up, left to the background
+    assert services.index.reconciled == ()
+    with caplog.at_level(logging.INFO, logger="kgmem.api"), TestClient(app) as client:
+        assert client.get("/health").status_code == 200  # it answers meanwhile
         assert services.feed.running
+        assert services.warmed.wait(60)
+        assert [r.uid for r in services.repairs if r.repaired] == ["alice"]
+        assert in_sync(services.projection) and in_sync(services.projection, "bob")
     assert "search index of 2 users ready" in caplog.text  # loaded in the background
     assert not services.feed.running
