@@ -134,9 +134,10 @@ class Settings:
         minimum=1024,
     )
     search_resident_documents: int = _setting(
-        1000000,
-        "Most search-index documents held in memory (over all users); past it, the users "
-        "searched least recently are saved to disk and loaded again when next searched.",
+        500000,
+        "Most search-index documents held in memory (over all users; ~3 KB each); past it, "
+        "the users searched least recently are saved to disk and loaded again when next "
+        "searched.",
         minimum=1000,
     )
     search_save_seconds: float = _setting(
