@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rdflib import URIRef
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kgmem.index.rows import UserRows
 
 __all__ = [
+    "FeedTarget",
     "Fingerprint",
     "GraphProjection",
     "Link",
@@ -29,6 +30,7 @@ __all__ = [
     "Neighbour",
     "OpenReport",
     "ReconcileReport",
+    "StampedTarget",
     "TableFingerprint",
 ]
 
@@ -200,3 +202,19 @@ class GraphProjection(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class FeedTarget(Protocol):
+    """A projection the feed keeps current: re-read these nodes of this user (``links``:
+    which of them changed only by their links to other nodes, and those links; a target
+    may use it to read less, or ignore it)."""
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> object: ...
+
+
+@runtime_checkable
+class StampedTarget(Protocol):
+    """A target that keeps itself on disk: told, after a drain left a user's outbox empty,
+    the user's stamp it is now level with (None: the user never had a write)."""
+
+    def level(self, uid: str, stamp: int | None) -> None: ...

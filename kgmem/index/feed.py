@@ -41,11 +41,10 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 from rdflib import URIRef
 
-from kgmem.index.base import Links
+from kgmem.index.base import FeedTarget, Links, StampedTarget
 from kgmem.index.feed_outbox import (
     Changes,
     Outbox,
@@ -60,22 +59,6 @@ from kgmem.store import Changeset, QueryRegistry, TripleStore, UserGraphs
 __all__ = ["ChangeFeed", "DrainReport", "FeedTarget", "StampedTarget"]
 
 log = logging.getLogger("kgmem.index.feed")
-
-
-class FeedTarget(Protocol):
-    """A projection the feed keeps current: re-read these nodes of this user (``links``:
-    which of them changed only by their links to other nodes, and those links; a target
-    may use it to read less, or ignore it)."""
-
-    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> object: ...
-
-
-@runtime_checkable
-class StampedTarget(Protocol):
-    """A target that keeps itself on disk: told, after a drain left a user's outbox empty,
-    the user's stamp it is now level with (None: the user never had a write)."""
-
-    def level(self, uid: str, stamp: int | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -248,7 +231,7 @@ class ChangeFeed:
         for item in group:
             changed.add(item.changes)
         try:
-            nodes = self._with_owners(uid, changed.nodes)
+            nodes = self._outbox.with_owners(uid, changed.nodes)
         except Exception:  # the store failed: the drain refreshes the target later
             log.exception("reading the owners of %d nodes of %s failed", len(changed.nodes), uid)
             return
@@ -354,13 +337,10 @@ class ChangeFeed:
             batch.append(entry)
             changes.add(self._outbox.changes(uid, entry))
             if len(batch) >= self._batch or len(changes.nodes) >= self._max_nodes:
-                yield batch, self._with_owners(uid, changes.nodes), changes.links()
+                yield batch, self._outbox.with_owners(uid, changes.nodes), changes.links()
                 batch, changes = [], Changes()
         if batch:
-            yield batch, self._with_owners(uid, changes.nodes), changes.links()
-
-    def _with_owners(self, uid: str, nodes: set[URIRef]) -> set[URIRef]:
-        return self._outbox.with_owners(uid, nodes)
+            yield batch, self._outbox.with_owners(uid, changes.nodes), changes.links()
 
     def _refresh(self, target: FeedTarget, uid: str, nodes: set[URIRef], links: Links) -> bool:
         try:

@@ -12,7 +12,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from itertools import islice
 from typing import Any, cast
 
@@ -22,7 +22,7 @@ from rdflib import URIRef
 from kgmem.errors import StoreOperationFailed
 from kgmem.index.base import Neighbour
 from kgmem.index.kuzu_paths import LINKED, NEIGHBOURS, internal_id, neighbour
-from kgmem.index.kuzu_schema import EDGES, NODE_KINDS, NODES, EdgeTable, node_key
+from kgmem.index.kuzu_schema import EDGES, NODE_KINDS, NODES, STAMP, EdgeTable, Stamp, node_key
 from kgmem.index.reader import NodeSet
 from kgmem.index.rows import (
     AboutRow,
@@ -124,21 +124,6 @@ def _ends(row: Row) -> tuple[str, str]:
 def _row(kind: type[Row], values: Sequence[Any]) -> Row:
     args: list[Any] = [tuple(v) if isinstance(v, list) else v for v in values]
     return kind(*args)
-
-
-_STAMP = {"p": "stamp:"}  # a user's stamp is the Meta row keyed "stamp:<uid>"
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """A user's recorded stamp and the row counts per table it was recorded with."""
-
-    stamp: int | None
-    counts: dict[str, int]
-
-    def holds(self, counts: dict[str, int]) -> bool:
-        """Whether the projection holds as many rows of each table as then."""
-        return {t: n for t, n in self.counts.items() if n} == {t: n for t, n in counts.items() if n}
 
 
 class KuzuGraph:
@@ -320,14 +305,14 @@ class KuzuGraph:
 
     def stamps(self) -> dict[str, Stamp]:
         """Each user's recorded stamp (see :meth:`set_stamp`)."""
-        rows = self.run("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key, m.value", _STAMP)
+        rows = self.run("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key, m.value", STAMP)
         found: dict[str, Stamp] = {}
         for key, value in rows:
             with suppress(ValueError, TypeError, KeyError):
                 held = json.loads(value)
                 counts = {str(t): int(n) for t, n in held["counts"].items()}
                 stamp = held["stamp"]
-                found[str(key)[len(_STAMP["p"]) :]] = Stamp(
+                found[str(key)[len(STAMP["p"]) :]] = Stamp(
                     None if stamp is None else int(stamp), counts
                 )
         return found
@@ -342,7 +327,7 @@ class KuzuGraph:
             for (n,) in self.run(table.count_user(), {"uid": uid})
         }
         value = json.dumps({"stamp": stamp, "counts": counts})
-        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": _STAMP["p"] + uid, "v": value})
+        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": STAMP["p"] + uid, "v": value})
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Per user, how many rows each table holds (tables without any left out)."""

@@ -15,8 +15,10 @@ __all__ = [
     "NODES",
     "NODE_KINDS",
     "SCHEMA_VERSION",
+    "STAMP",
     "EdgeTable",
     "NodeTable",
+    "Stamp",
     "ddl",
     "node_key",
 ]
@@ -218,3 +220,18 @@ def ddl() -> list[str]:
         *(t.create() for t in NODES),
         *(t.create() for t in EDGES),
     ]
+
+
+STAMP = {"p": "stamp:"}  # a user's stamp is the Meta row keyed "stamp:<uid>"
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A user's recorded stamp and the row counts per table it was recorded with."""
+
+    stamp: int | None
+    counts: dict[str, int]
+
+    def holds(self, counts: dict[str, int]) -> bool:
+        """Whether the projection holds as many rows of each table as then."""
+        return {t: n for t, n in self.counts.items() if n} == {t: n for t, n in counts.items() if n}

@@ -19,7 +19,7 @@ from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.index.lexical import LexicalIndex
 from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.lifecycle import Lifecycle
-from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import Quad, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["Citation", "cite"]
@@ -53,7 +53,6 @@ def _count(value: object) -> int:
 
 def cite(
     store: TripleStore,
-    queries: QueryRegistry,
     index: LexicalIndex,
     lifecycle: Lifecycle,
     uid: str,

@@ -160,7 +160,7 @@ class MemorySearch:
         last use) go up in the store, and the index follows, so ranking changes."""
         if self._before_read is not None:
             self._before_read(UserGraphs(uid).uid)
-        return cite(self._store, self._queries, self._index, self._lifecycle, uid, id)
+        return cite(self._store, self._index, self._lifecycle, uid, id)
 
     # -- arguments -----------------------------------------------------------------------
 

@@ -70,6 +70,19 @@ def _run(
     return pipeline, records
 
 
+def _deferred_then_superseding(
+    services: Services, clock: FixedClock, first: dict[str, Any], later: dict[str, Any]
+) -> tuple[MemoryRecord, MemoryRecord]:
+    """Two passes over one answer of ``first`` then ``later``: the first pass defers
+    ``later`` (it decides against the store); the memories of both, by their titles."""
+    pipeline, records = _run(services, clock, [first, later], passes=2)
+    state = pipeline.checkpoints.state(UID, records[0].pass_id)
+    reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE))
+    assert [d.draft.title for d in reconciled.deferred] == [later["statement"]]
+    found = memories(services)
+    return found[first["statement"]], found[later["statement"]]
+
+
 def _named(services: Services, name: str) -> list[URIRef]:
     """The entities of alice's kg graph that go by ``name`` (their name or an alias)."""
     found = {
@@ -106,14 +119,9 @@ def test_a_change_stated_in_the_same_pass_closes_the_older_value(
         value="senior UX researcher",
         statement="Ana is a senior UX researcher",
     )
-    pipeline, records = _run(services, clock, [titled, promoted], passes=2)
     # decided against the store, the promotion could not see the title of the same pass:
     # it waits for the next pass instead of standing beside it
-    state = pipeline.checkpoints.state(UID, records[0].pass_id)
-    reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE))
-    assert [d.draft.title for d in reconciled.deferred] == ["Ana is a senior UX researcher"]
-    found = memories(services)
-    old, new = found["Ana is a UX researcher"], found["Ana is a senior UX researcher"]
+    old, new = _deferred_then_superseding(services, clock, titled, promoted)
     assert old.status is MemoryStatus.SUPERSEDED and old.valid_until is not None
     assert new.status is MemoryStatus.ACTIVE and new.supersedes == (old.iri,)
     assert (first, later) == tuple(str(e.source) for e in (*old.evidence, *new.evidence))
@@ -169,14 +177,9 @@ def test_a_thing_moved_to_a_new_holder_in_the_same_pass_leaves_the_old_one(
         object="ledger-api",
         statement="Payments Platform owns ledger-api",
     )
-    pipeline, records = _run(services, clock, [owned, moved], passes=2)
     # the move names no old holder: the pass sees Core Ledger's claim only once it is
     # committed, so the move waits for the next pass rather than leave both owners
-    state = pipeline.checkpoints.state(UID, records[0].pass_id)
-    reconciled = Reconciled.model_validate(state.output(StageName.RECONCILE))
-    assert [d.draft.title for d in reconciled.deferred] == ["Payments Platform owns ledger-api"]
-    found = memories(services)
-    old, new = found["Core Ledger owns ledger-api"], found["Payments Platform owns ledger-api"]
+    old, new = _deferred_then_superseding(services, clock, owned, moved)
     assert old.status is MemoryStatus.SUPERSEDED
     assert new.status is MemoryStatus.ACTIVE and new.supersedes == (old.iri,)
 

@@ -3,25 +3,19 @@
 Documents are a user's memories (kg and quarantine graphs: title, excerpt, body, tags, claim
 values and predicate names, evidence quotes, names of the entities it is about), pages (title,
 path, current Markdown), external notes (the latest revision of each path) and short notes
-(memory_remember, by their text). Each document
-also carries what retrieval filters and ranks on, read in the same pass, so a search runs no
-SPARQL at all.
+(memory_remember, by their text). Each document also carries what retrieval filters and
+ranks on, read in the same pass, so a search runs no SPARQL at all.
 
-The index lives in memory per user (a *shard*), is kept current by :meth:`LexicalIndex.refresh`
-with the nodes a commit changed, and, given a directory, is kept on disk too
-(:mod:`kgmem.index.lexical.saved`): a user's shard is loaded from its file when the file is
-level with the user's stamp in the store (every write moves the stamp, in the same atomic
-commit: :mod:`kgmem.index.feed_outbox`), else rebuilt from the store and saved. A shard is
-saved after a rebuild, when the change feed says it is level with a new stamp and the last
-save is ``save_every`` seconds old, when it is evicted, and at :meth:`LexicalIndex.flush`.
-A saved shard behind the store is still loaded when the outbox holds every write since its
-stamp (:meth:`~kgmem.index.feed_outbox.Outbox.since`): those nodes are read again. A change to a
-user whose shard is not in memory loads it that way (the user is active); a file that cannot be
-caught up is deleted (it is stale from then on), and so is the file of a shard a change removes
-a document from: a forgotten text never waits on disk for the next save.
-
-``resident`` bounds the documents held in memory: past it, the shards used least recently
-are saved and let go, and loaded again on their next use.
+A user's index (a *shard*) is held in memory, kept current by :meth:`LexicalIndex.refresh`
+with the nodes a commit changed, and saved per user (:mod:`kgmem.index.lexical.saved`). A
+saved shard is loaded when its stamp is the store's (every write moves its user's stamp:
+:mod:`kgmem.index.feed_outbox`), or caught up when the outbox still holds every write since
+(those nodes are read again; a write to a user not in memory loads them so); else it is
+rebuilt and saved. Saves: after a rebuild, ``save_every`` seconds after a change, at eviction
+and at :meth:`LexicalIndex.flush`. A file that cannot be caught up, or whose shard lost a
+document, is deleted at once: a forgotten text never waits on disk for the next save.
+``resident`` bounds the documents held: past it, the least recently used shards are saved and
+let go.
 """
 
 from __future__ import annotations
@@ -38,7 +32,7 @@ from pathlib import Path
 from rdflib import URIRef
 
 from kgmem.index.base import Links
-from kgmem.index.dense import DenseVectors, Embedder, embed_text
+from kgmem.index.dense import Embedder
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical.arrays import Scores
 from kgmem.index.lexical.docs import (
@@ -50,7 +44,7 @@ from kgmem.index.lexical.docs import (
     words,
 )
 from kgmem.index.lexical.read import LexicalReader, Update
-from kgmem.index.lexical.saved import ShardFiles
+from kgmem.index.lexical.saved import Saver, ShardFiles
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import (
     Damage,
@@ -97,9 +91,7 @@ class LexicalIndex:
         self._saved: dict[str, tuple[int | None, float]] = {}  # uid -> (stamp, when) on disk
         self._opening: dict[str, threading.Lock] = {}  # one load or rebuild of a user at once
         self._origins: dict[str, str] = {}  # uid -> where its shard in memory came from
-        self._saving = threading.Condition()  # guards the saves due and the saver thread
-        self._due_saves: set[str] = set()
-        self._saver: threading.Thread | None = None
+        self._saver = Saver(self._save)
         self._building: dict[str, list[URIRef | str]] = {}  # nodes changed during a rebuild
         self._lock = threading.RLock()  # the shards: searches, and putting documents in place
         self._refreshing = threading.Lock()  # one refresh at a time
@@ -153,7 +145,11 @@ class LexicalIndex:
                 loaded = self._load(uid, stamp) if saved else None
                 if loaded is None and not build:
                     return None
-                shard, behind, was = loaded or (self._build(uid), set[URIRef](), stamp)
+                shard, behind, was = loaded or (
+                    self._reader.build(uid, self._weights, self._embedder),
+                    set[URIRef](),
+                    stamp,
+                )
             finally:
                 with self._lock:
                     changed = self._building.pop(uid, [])
@@ -171,45 +167,12 @@ class LexicalIndex:
             return len(shard.docs)
 
     def _load(self, uid: str, stamp: int | None) -> tuple[Shard, set[URIRef], int | None] | None:
-        """``uid``'s saved shard, the nodes the writes since its stamp touched (the outbox
-        holds them all, or there is no load) and its stamp; None if there is none to use."""
-        header = None if self._files is None else self._files.header(uid, self._weights)
-        if self._files is None or header is None:
+        if self._files is None:
             return None
-        behind: set[URIRef] = set()
-        if header.stamp != stamp:
-            missed = self._outbox.since(uid, header.stamp)
-            if missed is None:
-                log.warning(
-                    "the saved search index of %s is behind the store (stamp %s, the store's "
-                    "%s) by writes the outbox no longer holds: it is rebuilt",
-                    uid,
-                    header.stamp,
-                    stamp,
-                )
-                return None
-            behind = self._outbox.with_owners(uid, missed.nodes)
-        shard = self._files.load(uid, header.stamp, self._weights)
-        if shard is None:
-            return None
-        if self._embedder is not None:  # vectors are not saved
-            shard.vectors = DenseVectors(self._embedder)
-            for doc in shard.docs.values():
-                shard.vectors.add(doc.id, embed_text(doc.fields))
-            shard.vectors.embed_pending()
-        return shard, behind, header.stamp
-
-    def _build(self, uid: str) -> Shard:
-        shard, names = Shard(self._weights, self._embedder), list[tuple[str, str]]()
-        docs = self._reader.load(uid, shard, "all", None, names)
-        for doc in (*docs, *self._reader.notes(uid, {})):
-            shard.add(doc)
-        for entity, name in names:
-            shard.name(entity, name)
-        shard.calibrate(force=True)
-        if shard.vectors is not None:
-            shard.vectors.embed_pending()
-        return shard
+        loaded = self._files.caught_up(uid, stamp, self._weights, self._outbox)
+        if loaded is not None and self._embedder is not None:  # vectors are not saved
+            loaded[0].embed_all(self._embedder)
+        return loaded
 
     def level(self, uid: str, stamp: int | None) -> None:
         """The change feed drained every write of ``uid`` up to ``stamp`` into the shard;
@@ -223,36 +186,12 @@ class LexicalIndex:
             due = last is None or (
                 last[0] != stamp and time.monotonic() - last[1] >= self._save_every
             )
-        if due:
-            self._save_later(uid)
-
-    def _save_later(self, uid: str) -> None:
-        """Save ``uid``'s shard in the saver thread: a save of 100k documents takes seconds,
-        and a drain may run in a committing thread (a purge) or hold the feed up."""
-        with self._saving:
-            self._due_saves.add(uid)
-            if self._saver is None or not self._saver.is_alive():
-                self._saver = threading.Thread(
-                    target=self._save_due, name="kgmem-search-save", daemon=True
-                )
-                self._saver.start()
-            self._saving.notify_all()
-
-    def _save_due(self) -> None:
-        while True:
-            with self._saving:
-                if not self._due_saves:
-                    self._saving.wait(timeout=60.0)
-                if not self._due_saves:
-                    self._saver = None
-                    return
-                uid = self._due_saves.pop()
-            self._save(uid)
+        if due:  # in the saver's thread: a drain may run in a committing thread (a purge)
+            self._saver.later(uid)
 
     def flush(self) -> int:
         """Save every shard in memory that changed since its last save; how many."""
-        with self._saving:
-            self._due_saves.clear()
+        self._saver.clear()
         with self._lock:
             users = [
                 u

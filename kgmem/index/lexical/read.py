@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
+from kgmem.index.dense import Embedder
 from kgmem.index.lexical.docs import (
     LexicalDoc,
     camel_words,
@@ -125,6 +126,18 @@ class LexicalReader:
         return True
 
     # -- from the store ------------------------------------------------------------------
+
+    def build(self, uid: str, weights: Mapping[str, int], embedder: Embedder | None) -> Shard:
+        """``uid``'s whole shard, read from the store."""
+        shard, names = Shard(weights, embedder), list[tuple[str, str]]()
+        for doc in (*self.load(uid, shard, "all", None, names), *self.notes(uid, {})):
+            shard.add(doc)
+        for entity, name in names:
+            shard.name(entity, name)
+        shard.calibrate(force=True)
+        if shard.vectors is not None:
+            shard.vectors.embed_pending()
+        return shard
 
     def load(
         self,

@@ -24,15 +24,18 @@ import os
 import pickle
 import struct
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rdflib import URIRef
+
+from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical import arrays, docs, read, shard
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import check_id
 
-__all__ = ["SavedShard", "ShardFiles"]
+__all__ = ["SavedShard", "Saver", "ShardFiles"]
 
 log = logging.getLogger("kgmem.index")
 
@@ -163,6 +166,31 @@ class ShardFiles:
             return None
         return loaded if isinstance(loaded, Shard) else None
 
+    def caught_up(
+        self, uid: str, stamp: int | None, weights: Mapping[str, int], outbox: Outbox
+    ) -> tuple[Shard, set[URIRef], int | None] | None:
+        """``uid``'s saved shard for the store at ``stamp``, the nodes the writes since the
+        file's stamp touched (to read again) and the file's stamp; None when the file cannot
+        be used or the outbox no longer holds every write since it."""
+        header = self.header(uid, weights)
+        if header is None:
+            return None
+        behind: set[URIRef] = set()
+        if header.stamp != stamp:
+            missed = outbox.since(uid, header.stamp)
+            if missed is None:
+                log.warning(
+                    "the saved search index of %s is behind the store (stamp %s, the store's "
+                    "%s) by writes the outbox no longer holds: it is rebuilt",
+                    uid,
+                    header.stamp,
+                    stamp,
+                )
+                return None
+            behind = outbox.with_owners(uid, missed.nodes)
+        shard = self.load(uid, header.stamp, weights)
+        return None if shard is None else (shard, behind, header.stamp)
+
     def drop(self, uid: str) -> None:
         self.path(uid).unlink(missing_ok=True)
 
@@ -191,3 +219,43 @@ class ShardFiles:
         if not isinstance(documents, int) or not isinstance(digest, str):
             return None
         return SavedShard(stamp, documents, size, digest)
+
+
+class Saver:
+    """Runs ``save(uid)`` for the users asked, in a thread of its own (started when there is
+    work, gone after a minute without): a save of 100k documents takes seconds."""
+
+    def __init__(self, save: Callable[[str], None]) -> None:
+        self._save = save
+        self._wake = threading.Condition()
+        self._due: set[str] = set()
+        self._thread: threading.Thread | None = None
+
+    def later(self, uid: str) -> None:
+        with self._wake:
+            self._due.add(uid)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="kgmem-search-save", daemon=True
+                )
+                self._thread.start()
+            self._wake.notify_all()
+
+    def clear(self) -> None:
+        """Forget the saves asked (the caller saves now itself)."""
+        with self._wake:
+            self._due.clear()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if not self._due:
+                    self._wake.wait(timeout=60.0)
+                if not self._due:
+                    self._thread = None
+                    return
+                uid = self._due.pop()
+            try:
+                self._save(uid)
+            except Exception:  # that user is saved at the next level, or at shutdown
+                log.exception("saving the search index of %s failed", uid)

@@ -68,6 +68,13 @@ class Shard:
         (they belong to the embedding model loaded now)."""
         return {**self.__dict__, "vectors": None, "_norms": None, "_first": {}}
 
+    def embed_all(self, embedder: Embedder) -> None:
+        """Give every document its vector (a saved shard has none)."""
+        self.vectors = DenseVectors(embedder)
+        for doc in self.docs.values():
+            self.vectors.add(doc.id, embed_text(doc.fields))
+        self.vectors.embed_pending()
+
     def add(self, doc: LexicalDoc) -> None:
         self.remove(doc.id)
         counts = doc.terms(self.weights)
