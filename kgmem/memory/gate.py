@@ -135,7 +135,7 @@ class WriteGate:
         drafts = self.parse(payloads)
         mode = mode or self.mode(uid)
         account = account_name or uid
-        with self._store.transaction() as tx:
+        with self._store.transaction() as tx, self._sources.once():
             view = BatchView(self._store)
             works: list[Work] = []
             for index, draft in enumerate(drafts):

@@ -13,7 +13,9 @@ to its text so a claim can quote it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -123,6 +125,22 @@ class SourceStore:
         self._notes_query = queries["sources/short_notes"]
         self._clock = clock
         self._policy = policy or ShortMemoryPolicy()
+        self._held = threading.local()  # this thread's records read once (see :meth:`once`)
+
+    @contextmanager
+    def once(self) -> Iterator[None]:
+        """Within the block, this thread reads each source from the store once: a batch's
+        drafts cite one chat, and each reads its turns around the message it cites (measured:
+        ~55 records a draft, 14 ms of a 25-draft batch's 36 ms a draft). Only for a block
+        that writes no source (the gate's batch): a record read is kept as it was."""
+        outer = getattr(self._held, "records", None)
+        if outer is None:
+            self._held.records = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._held.records = None
 
     # -- ingest ----------------------------------------------------------------------------
 
@@ -257,7 +275,12 @@ class SourceStore:
     # -- internals ---------------------------------------------------------------------------
 
     def _record(self, graph: URIRef, iri: URIRef) -> SourceRecord | None:
-        return record_from_facts(iri, self._facts(graph, iri))
+        held: dict[URIRef, SourceRecord | None] | None = getattr(self._held, "records", None)
+        if held is None:
+            return record_from_facts(iri, self._facts(graph, iri))
+        if iri not in held:
+            held[iri] = record_from_facts(iri, self._facts(graph, iri))
+        return held[iri]
 
     def _facts(self, graph: URIRef, iri: URIRef) -> dict[URIRef, Term]:
         """Every fact of one source in ``graph``: an index lookup of the store port, not a
@@ -280,6 +303,8 @@ class SourceStore:
 
     def _ingest(self, uid: str, planned: list[_Planned]) -> tuple[IngestResult, ...]:
         graph = UserGraphs(uid).sources
+        if (held := getattr(self._held, "records", None)) is not None:
+            held.clear()  # a source the gate keeps for a draft (``reported``) is read anew
         seen: dict[URIRef, Facts] = {}
         results: list[IngestResult] = []
         with self._store.transaction() as tx:

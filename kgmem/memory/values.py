@@ -65,7 +65,9 @@ def _number(text: str) -> str:
     return format(value.normalize(), "f")
 
 
-def _single(norm: str) -> str:
+def word_value(norm: str) -> str:
+    """One token's value form: ``7`` and ``seven`` are ``#n7``, ``3rd`` is ``#o3``; a word is
+    itself."""
     if (m := _ISO_DATE.fullmatch(norm)) and (day := _valid(*map(int, m.groups()))):
         return f"#d{day}"
     if (m := _ISO_MONTH.fullmatch(norm)) and 1 <= int(m.group(2)) <= 12:
@@ -133,7 +135,7 @@ def _merge_tens(run: _Run) -> list[tuple[str, int, int]]:
             out.append((f"#o{value}", first, end + 1))
             k += 2
         else:
-            out.append((_single(norm), first, end))
+            out.append((word_value(norm), first, end))
             k += 1
     return out
 

@@ -144,6 +144,24 @@ def test_a_legal_form_and_a_title_are_no_part_of_the_name() -> None:
     assert d.identity("Dr. Chen") is not None
 
 
+def test_a_name_that_ends_in_a_number_is_read_whole() -> None:
+    # the draft names them; the chat writes the numbers as digits or as a word
+    turns = [
+        Turn("I tend bar at Studio 54 and my band is Maroon 5.", USER),
+        Turn("Cool!", BOT),
+        Turn("We open for Blink-182 next week at Studio Fifty-Four, no, at Studio 54.", USER),
+    ]
+    names = {"Studio 54": (), "Maroon 5": ()}
+    d = Discourse(turns, names, user_names=["acct-7"])
+    studio = d.identity("Studio 54")
+    assert studio is not None and studio.name == "Studio 54" and studio.aliases == ()
+    assert whom(d, 0, "Studio 54") == ["studio #n54"]
+    assert whom(d, 0, "Maroon 5") == ["maroon #n5"]
+    # a count after a first name is no part of it
+    d = Discourse([Turn("I gave Tom 5 apples.", USER)], {"Tom": ()}, user_names=["acct-7"])
+    assert whom(d, 0, "Tom") == ["tom"]
+
+
 # -- pronouns ---------------------------------------------------------------------------
 
 

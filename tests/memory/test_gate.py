@@ -125,6 +125,19 @@ def test_restatement_is_discarded_with_its_evidence_kept(world: World) -> None:
     assert len(world.memory(created.memory).evidence) == 2
 
 
+def test_a_numbered_name_takes_no_alias_of_its_first_word(world: World) -> None:
+    # "Studio 54" read as "Studio" gave every numbered place the alias "Studio": a wrong
+    # name, and every memory about it read again for the search index
+    first = world.say("user", "I work at Studio 54.")
+    [created] = world.draft(works_at(first, "Studio 54"))
+    second = world.say("user", "Still at Studio 54, five years now.")
+    [again] = world.draft(works_at(second, "Studio 54", quote="Still at Studio 54"))
+    assert created.outcome is Outcome.ACTIVE and again.memory == created.memory
+    assert not list(world.store.quads(ALICE.kg, None, KGM.alias))
+    names = {str(q.object) for q in world.store.quads(ALICE.kg, None, KGM.name)}
+    assert "Studio 54" in names and "Studio" not in names
+
+
 def test_a_date_written_two_ways_is_one_value(world: World) -> None:
     born = world.say("user", "I was born on 12 March 1990.")
     birth = {

@@ -74,6 +74,23 @@ def test_ingest_message_creates_then_is_unchanged(
     assert stored.timestamp == datetime(2026, 1, 1, tzinfo=UTC)  # the clock at first ingest
 
 
+def test_a_block_reads_each_source_once_and_anew_after_an_ingest(
+    sources: SourceStore, store: OxigraphStore
+) -> None:
+    first = str(sources.ingest_message("alice", msg()).iri)
+    later = str(stable_node("alice", NodeKind.MESSAGE, "chat-1", "1"))
+    with sources.once():
+        held = sources.get("alice", [first])[first]
+        with sources.once():  # nested: the same records
+            assert sources.get("alice", [first])[first] is held
+        assert sources.get("alice", [later]) == {}
+        sources.ingest_message("alice", msg(1, "Now at Globex."))  # the gate's reported source
+        assert sources.get("alice", [later])[later].text == "Now at Globex."
+        assert sources.get("alice", [first])[first] is not held  # read anew, once
+    # outside the block every read goes to the store: another user's thread never sees these
+    assert sources.get("alice", [first])[first] is not sources.get("alice", [first])[first]
+
+
 def test_ingest_message_with_other_text_is_refused_and_writes_nothing(
     sources: SourceStore, store: OxigraphStore
 ) -> None:

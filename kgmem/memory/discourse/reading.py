@@ -75,6 +75,7 @@ from kgmem.memory.discourse.words import (
     name_keys,
 )
 from kgmem.memory.surface import FIRST_PERSON, SECOND_PERSON, Analysis, Token, analyse
+from kgmem.memory.values import word_value
 
 __all__ = ["LOOKBACK", "Discourse", "Identity", "Kind", "Ref", "Speaker", "Turn", "name_keys"]
 
@@ -640,7 +641,7 @@ class Discourse:
                 found.append((words[first].start, words[last - 1].end, first, last))
         out = []
         for start, end, first, last in sorted(found):
-            keys = [w.norm for w in words[first:last]]
+            keys = [word_value(w.norm) for w in words[first:last]]  # "Org 7": org #n7
             nouns: set[str] = set()
             while len(keys) > 1 and (keys[0] in _PERSON_NOUNS or keys[0] in _TITLES):
                 _title_or_noun(keys[0], nouns)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from enum import Enum
 
 from kgmem.memory.surface import Analysis, Token, phrase
+from kgmem.memory.values import word_value
 
 Key = tuple[str, ...]
 
@@ -259,7 +260,11 @@ def _bare(word: str) -> str:
 
 
 def _word_is(hay: str, want: str) -> bool:
-    return hay == want or (hay.endswith("'s") and hay[:-2] == want)
+    """Whether token ``hay`` is the name word ``want``: itself, its possessive, or the number
+    a name's key holds in value form ("Org 7", "Studio 54" are ``#n7``, ``#n54`` there)."""
+    if hay == want or (hay.endswith("'s") and hay[:-2] == want):
+        return True
+    return want[:1] == "#" and word_value(hay) == want
 
 
 def _name_at(text: str, at: int) -> str:
