@@ -14,8 +14,10 @@ __all__ = ["health"]
 
 
 async def health(request: Request) -> JSONResponse:
-    """Cheap and open by default; ``?detail=1`` (an admin's key only: it names every user's
-    graphs) adds per-graph triple counts and size on disk."""
+    """Cheap and open by default: ``index`` says whether start-up's background work is done
+    (every search index held, every drifted projection repaired) and how many users still
+    wait for a repair. ``?detail=1`` (an admin's key only: it names every user's graphs)
+    adds per-graph triple counts and size on disk, and names the users being repaired."""
     services: Services = request.app.state.services
     detail = "detail" in request.query_params
     if detail:
@@ -27,11 +29,19 @@ async def health(request: Request) -> JSONResponse:
     }
     if detail and request.query_params.get("detail") in ("1", "true"):
         store = collect_facts(services.store, services.queries).as_dict()
+    repairing = services.repairing()
+    index: dict[str, object] = {
+        "warm": services.warmed.is_set(),
+        "repairing": len({u for users in repairing.values() for u in users}),
+    }
+    if detail:
+        index["repairs"] = repairing
     return JSONResponse(
         {
             "status": "ok",
             "version": __version__,
             "uptime_seconds": round((now - services.started_at).total_seconds(), 3),
             "store": store,
+            "index": index,
         }
     )

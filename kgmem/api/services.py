@@ -164,6 +164,16 @@ class Services:
         self.repairs.extend(found)
         return found
 
+    def repairing(self) -> dict[str, list[str]]:
+        """What start-up left to repair and is not repaired yet, by projection: the users
+        whose graph projection waits for :meth:`repair`, and those searched in a stale
+        search index while it is rebuilt."""
+        done = {r.uid for r in self.repairs}
+        return {
+            "graph": [u for u in self.index.pending if u not in done],
+            "search": self.lexical.renewing(),
+        }
+
     def reset_user(self, uid: str) -> ResetReport:
         """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
         cache of theirs: the projections are purged by the commit itself, the lexical index
@@ -212,7 +222,9 @@ def build_services(
     :meth:`Services.close`. ``in_memory`` keeps the store in memory and the projection in a
     temporary directory. ``repair=False`` leaves the users whose graph projection is
     behind to :meth:`Services.repair` (the server repairs them in the background, serving
-    meanwhile); they are in ``index.pending``.
+    meanwhile); they are in ``index.pending``. It also lets a search index saved before
+    writes no one can replay answer while it is rebuilt in the background (see
+    :class:`LexicalIndex`).
     """
     queries = QueryRegistry.load()
     files = bundled_files(settings.shapes_dir, local_shapes=settings.local_shapes_dir)
@@ -235,6 +247,7 @@ def build_services(
             directory=None if scratch is not None else settings.search_dir,
             resident=settings.search_resident_documents,
             save_every=settings.search_save_seconds,
+            background=not repair,
         )
         # every commit brings the search index level before it returns (a search then
         # never does a write's work); the graph projection follows in the background

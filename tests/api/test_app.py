@@ -23,6 +23,8 @@ def test_health_reports_status_version_and_store(client: TestClient, settings: S
     assert body["version"] == __version__
     assert body["store"] == {"backend": "OxigraphStore", "location": str(settings.store_dir)}
     assert body["uptime_seconds"] >= 0
+    assert body["index"]["repairing"] == 0  # a fresh home: nothing to repair
+    assert "repairs" not in body["index"]  # user names only for an admin
 
 
 def _admin(settings: Settings) -> dict[str, str]:
@@ -30,7 +32,9 @@ def _admin(settings: Settings) -> dict[str, str]:
 
 
 def test_health_detail_counts_graphs(client: TestClient, settings: Settings) -> None:
-    store = client.get("/health", params={"detail": "1"}, headers=_admin(settings)).json()["store"]
+    body = client.get("/health", params={"detail": "1"}, headers=_admin(settings)).json()
+    assert body["index"]["repairs"] == {"graph": [], "search": []}
+    store = body["store"]
     vocabulary = str(catalogue_graph("kgmem"))
     assert store["graphs"][vocabulary] > 100
     assert store["triples"] == sum(store["graphs"].values())

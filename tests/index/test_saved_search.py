@@ -7,19 +7,25 @@ built again the way a server restarts; files damaged the way disks and people da
 from __future__ import annotations
 
 import pickle
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 from rdflib import Literal, URIRef
 
-from kgmem.api.services import Services
+from kgmem.api.services import Services, build_services
+from kgmem.clock import FixedClock
 from kgmem.config import Settings
 from kgmem.index import LexicalIndex
 from kgmem.index.feed_outbox import stamp_node
 from kgmem.index.lexical.docs import FIELD_WEIGHTS
+from kgmem.index.lexical.read import LexicalReader
 from kgmem.index.lexical.saved import ShardFiles
 from kgmem.store import Changeset, Quad, UserGraphs
 from kgmem.vocab import KGM
-from tests.index.wired import remember, settled, wired
+from tests.index.wired import NOW, remember, settled, wired
 
 
 def _ids(services: Services, query: str, uid: str = "alice") -> list[str]:
@@ -226,6 +232,62 @@ def test_the_graph_projection_compares_only_users_whose_stamp_moved(
         assert again.lexical.origin("alice") == "store"
     finally:
         again.close()
+
+
+def test_a_server_searches_a_stale_saved_index_while_it_is_rebuilt(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A backup put back (globex archived and the stamp moved, no outbox entry): the server
+    answers from the saved index at once, each hit checked with the store, and rebuilds it
+    behind; nothing saves the stale index as if it were level."""
+    acme, globex = _seed(settings)
+    services = wired(settings)
+    try:
+        services.feed.detach()
+        services.lifecycle.archive("alice", URIRef(globex))
+        graph, node = UserGraphs("alice").outbox, stamp_node("alice")
+        old = list(services.store.quads(graph, node))
+        services.store.commit(Changeset.of([Quad(node, URIRef(KGM.stamp), Literal(7), graph)], old))
+    finally:
+        services.close()
+    release = threading.Event()
+    build = LexicalReader.build
+
+    def held(self: LexicalReader, *args: Any) -> Any:
+        assert release.wait(30), "the test never released the rebuild"
+        return build(self, *args)
+
+    monkeypatch.setattr(LexicalReader, "build", held)
+    files, weights = ShardFiles(settings.search_dir), _weights()
+    saved = files.header("alice", weights)
+    assert saved is not None
+    server = build_services(settings, clock=FixedClock(NOW), repair=False)
+    try:
+        assert _ids(server, "Acme")[0] == acme  # answered while the rebuild waits
+        assert server.lexical.origin("alice") == "stale"
+        assert server.repairing() == {"graph": ["alice"], "search": ["alice"]}
+        server.repair()  # the graph projection: what the server's warm-up thread runs
+        assert server.repairing() == {"graph": [], "search": ["alice"]}
+        assert globex not in _ids(server, "Globex")  # archived: the store said so
+        assert server.lexical.flush() == 0  # bob's was level already; alice's is stale
+        assert files.header("alice", weights) == saved
+        later = remember(server, 2, "Umbrella")  # a write meanwhile reaches both
+        release.set()
+        deadline = time.monotonic() + 30
+        while server.lexical.origin("alice") != "store" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.lexical.origin("alice") == "store"
+        assert server.repairing() == {"graph": [], "search": []}
+        assert _ids(server, "Umbrella")[0] == str(later)
+        assert globex not in _ids(server, "Globex")
+        remember(server, 3, "Hooli")  # the next drain makes the rebuilt index level
+        server.feed.drain("alice")
+        assert server.lexical.flush() == 1
+        header = files.header("alice", weights)
+        assert header is not None and header.stamp == server.feed.stamp("alice")
+    finally:
+        release.set()
+        server.close()
 
 
 class _Payload:

@@ -72,18 +72,24 @@ class LexicalIndex:
         directory: Path | None = None,
         resident: int | None = None,
         save_every: float = 600.0,
+        background: bool = False,
     ) -> None:
         """``field_weights`` overrides the weight of a field's words (see ``FIELD_WEIGHTS``;
         0 leaves the field out): the recall benchmarks use it to measure what a field adds.
         ``embedder`` (the optional extra) adds a vector per document: :meth:`meaning`.
         ``directory``: where shards are saved (None: memory only); ``resident``: the most
         documents held in memory (None: no bound); ``save_every``: seconds between saves of
-        a changing shard (see the module)."""
+        a changing shard (see the module); ``background``: a saved shard behind the store
+        by writes the outbox no longer holds (a backup put back) is searched as saved while
+        it is rebuilt in a thread of its own (a search checks each hit with the store), where
+        without it the first search waits for the rebuild."""
         self._store, self._queries = store, queries
         self._embedder = embedder
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
         self._files = None if directory is None else ShardFiles(directory)
         self._resident, self._save_every = resident, save_every
+        self._background = background
+        self._renewing: set[str] = set()  # users searched in a stale shard while rebuilt
         self._outbox = Outbox(store, queries)
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
         self._shards: OrderedDict[str, Shard] = OrderedDict()  # least recently used first
@@ -110,8 +116,9 @@ class LexicalIndex:
         return self._open(uid, saved=True) or 0
 
     def origin(self, uid: str) -> str | None:
-        """Where ``uid``'s shard in memory came from: ``"saved"`` (loaded from its file) or
-        ``"store"`` (rebuilt); None when it is not in memory."""
+        """Where ``uid``'s shard in memory came from: ``"saved"`` (loaded from its file),
+        ``"store"`` (rebuilt) or ``"stale"`` (saved before writes no one can replay, searched
+        while it is rebuilt); None when it is not in memory."""
         with self._lock:
             return self._origins.get(uid) if uid in self._shards else None
 
@@ -119,6 +126,11 @@ class LexicalIndex:
         """The users whose shards are in memory, least recently used first: their sizes."""
         with self._lock:
             return {uid: len(shard.docs) for uid, shard in self._shards.items()}
+
+    def renewing(self) -> list[str]:
+        """The users searched in a stale shard while it is rebuilt (see ``background``)."""
+        with self._lock:
+            return sorted(self._renewing)
 
     def intact(self, uid: str) -> bool:
         """Whether ``uid``'s shard is in memory, or saved with the store's stamp now (its
@@ -154,22 +166,45 @@ class LexicalIndex:
                 with self._lock:
                     changed = self._building.pop(uid, [])
             with self._lock:
-                self._apply(uid, shard, [*behind, *changed])
+                self._apply(uid, shard, [*(behind or ()), *changed])
                 self._shards[uid] = shard
                 self._shards.move_to_end(uid)
-                self._level[uid] = stamp
-                self._origins[uid] = "store" if loaded is None else "saved"
-                if loaded is not None:  # a file caught up is saved at the next level
+                if behind is None:  # stale: never saved, nor level with any stamp
+                    self._renew(uid)
+                else:
+                    self._renewing.discard(uid)
+                    self._level[uid] = stamp
+                    self._origins[uid] = "store" if loaded is None else "saved"
+                if loaded is not None and behind is not None:  # saved at the next level
                     self._saved[uid] = (was, time.monotonic() if was == stamp else 0.0)
             if loaded is None:
                 self._save(uid)
             self._evict(keep=uid)
             return len(shard.docs)
 
-    def _load(self, uid: str, stamp: int | None) -> tuple[Shard, set[URIRef], int | None] | None:
+    def _renew(self, uid: str) -> None:
+        """Rebuild ``uid``'s stale shard in a thread of its own (the lock is held); the
+        stale one answers meanwhile and takes every refresh, as the new one will."""
+        self._renewing.add(uid)
+        self._level.pop(uid, None)
+        self._origins[uid] = "stale"
+
+        def run() -> None:
+            try:
+                self._open(uid, saved=False)
+            except Exception:  # searched stale until the next start rebuilds it
+                log.exception("rebuilding the search index of %s failed", uid)
+
+        threading.Thread(target=run, name=f"kgmem-reindex-{uid}", daemon=True).start()
+
+    def _load(
+        self, uid: str, stamp: int | None
+    ) -> tuple[Shard, set[URIRef] | None, int | None] | None:
         if self._files is None:
             return None
-        loaded = self._files.caught_up(uid, stamp, self._weights, self._outbox)
+        loaded = self._files.caught_up(
+            uid, stamp, self._weights, self._outbox, stale=self._background
+        )
         if loaded is not None and self._embedder is not None:  # vectors are not saved
             loaded[0].embed_all(self._embedder)
         return loaded
@@ -179,7 +214,7 @@ class LexicalIndex:
         saved soon (in the background) if it changed since the last save and that save is
         old enough."""
         with self._lock:
-            if uid not in self._shards or uid in self._building:
+            if uid not in self._shards or uid in self._building or uid in self._renewing:
                 return
             self._level[uid] = stamp
             last = self._saved.get(uid)
@@ -196,7 +231,8 @@ class LexicalIndex:
             users = [
                 u
                 for u in self._shards
-                if u not in self._saved or self._saved[u][0] != self._level.get(u)
+                if u not in self._renewing
+                and (u not in self._saved or self._saved[u][0] != self._level.get(u))
             ]
         for uid in users:
             self._save(uid)
@@ -207,7 +243,7 @@ class LexicalIndex:
             return
         with self._lock:
             shard = self._shards.get(uid)
-            if shard is None:
+            if shard is None or uid in self._renewing:
                 return
             stamp = self._level.get(uid)
             payload = self._files.dump(shard)
@@ -243,6 +279,7 @@ class LexicalIndex:
             self._shards.pop(uid, None)
             self._level.pop(uid, None)
             self._saved.pop(uid, None)
+            self._renewing.discard(uid)
             if self._files is not None:
                 self._files.drop(uid)
 

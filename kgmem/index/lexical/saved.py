@@ -167,27 +167,36 @@ class ShardFiles:
         return loaded if isinstance(loaded, Shard) else None
 
     def caught_up(
-        self, uid: str, stamp: int | None, weights: Mapping[str, int], outbox: Outbox
-    ) -> tuple[Shard, set[URIRef], int | None] | None:
+        self,
+        uid: str,
+        stamp: int | None,
+        weights: Mapping[str, int],
+        outbox: Outbox,
+        *,
+        stale: bool = False,
+    ) -> tuple[Shard, set[URIRef] | None, int | None] | None:
         """``uid``'s saved shard for the store at ``stamp``, the nodes the writes since the
         file's stamp touched (to read again) and the file's stamp; None when the file cannot
-        be used or the outbox no longer holds every write since it."""
+        be used or the outbox no longer holds every write since it. ``stale``: in that last
+        case the shard as saved, with None for the nodes (no one knows which changed)."""
         header = self.header(uid, weights)
         if header is None:
             return None
-        behind: set[URIRef] = set()
+        behind: set[URIRef] | None = set()
         if header.stamp != stamp:
             missed = outbox.since(uid, header.stamp)
             if missed is None:
                 log.warning(
                     "the saved search index of %s is behind the store (stamp %s, the store's "
-                    "%s) by writes the outbox no longer holds: it is rebuilt",
+                    "%s) by writes the outbox no longer holds: it is rebuilt%s",
                     uid,
                     header.stamp,
                     stamp,
+                    ", and searched as saved meanwhile" if stale else "",
                 )
-                return None
-            behind = outbox.with_owners(uid, missed.nodes)
+                if not stale:
+                    return None
+            behind = None if missed is None else outbox.with_owners(uid, missed.nodes)
         shard = self.load(uid, header.stamp, weights)
         return None if shard is None else (shard, behind, header.stamp)
 
