@@ -50,7 +50,9 @@ def _projection(settings: Settings, purpose: str) -> Iterator[_Opened]:
     queries = QueryRegistry.load()
     with local_store(settings, purpose) as store:
         try:
-            projection = KuzuProjection(index_dir(settings), store, queries)
+            projection = KuzuProjection(
+                index_dir(settings), store, queries, buffer_bytes=settings.graph_cache_mb * 2**20
+            )
         except StoreLocked as exc:
             fail(str(exc))
         with projection:
