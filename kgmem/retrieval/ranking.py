@@ -103,7 +103,7 @@ class Priors:
     holds no memory's content or id: a forgotten memory leaves nothing here."""
 
     def __init__(
-        self, policy: StrengthPolicy, weights: RankWeights, *, capacity: int = 200_000
+        self, policy: StrengthPolicy, weights: RankWeights, *, capacity: int = 50_000
     ) -> None:
         self._policy, self._weights, self._capacity = policy, weights, capacity
         self._kept: dict[int, tuple[weakref.ref[LexicalDoc], _Constants]] = {}

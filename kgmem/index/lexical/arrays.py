@@ -105,9 +105,14 @@ class Postings:
         for term, tf in counts.items():
             if term in df:
                 df[term] += 1
-                slots[term].append(slot)
-                tfs[term].append(tf)
-                cache.pop(term, None)
+                cache.pop(term, None)  # first: its views of the arrays below go with it
+                try:
+                    slots[term].append(slot)
+                    tfs[term].append(tf)
+                except BufferError:  # a view outlived the search that took it: copy
+                    slots[term], tfs[term] = array("q", slots[term]), array("d", tfs[term])
+                    slots[term].append(slot)
+                    tfs[term].append(tf)
             else:
                 df[term] = 1
                 slots[term] = array("q", (slot,))
@@ -122,10 +127,13 @@ class Postings:
                 self._cache.pop(term, None)
 
     def arrays(self, term: str) -> tuple[Ints, Floats]:
+        """``term``'s slots and term frequencies as numpy arrays: views of the postings, no
+        copy (copies kept per term grew a server by the whole postings' size over time),
+        read under the index lock; :meth:`add` drops them before it appends."""
         found = self._cache.get(term)
         if found is None:
-            slots = np.frombuffer(self._slots[term], dtype=np.int64).copy()
-            tfs = np.frombuffer(self._tfs[term], dtype=np.float64).copy()
+            slots = np.frombuffer(self._slots[term], dtype=np.int64)
+            tfs = np.frombuffer(self._tfs[term], dtype=np.float64)
             found = self._cache[term] = (slots, tfs)
         return found
 
