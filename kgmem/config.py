@@ -140,12 +140,6 @@ class Settings:
         "searched.",
         minimum=1000,
     )
-    graph_cache_mb: int = _setting(
-        256,
-        "Megabytes of the graph projection's (Kùzu's) page cache; 0 leaves Kùzu's own "
-        "default (most of the machine's memory, filled by every page a search reads).",
-        minimum=0,
-    )
     search_save_seconds: float = _setting(
         600.0,
         "Seconds between saves of a changing user's search index to disk (it is also saved "

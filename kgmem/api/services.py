@@ -238,10 +238,7 @@ def build_services(
     try:
         report = ensure_bundled(store, queries, files)
         projection = KuzuProjection(
-            index_dir(settings) if scratch is None else scratch / "kuzu",
-            store,
-            queries,
-            buffer_bytes=settings.graph_cache_mb * 2**20,
+            index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
         )
         lexical = LexicalIndex(
             store,

@@ -50,9 +50,7 @@ def _projection(settings: Settings, purpose: str) -> Iterator[_Opened]:
     queries = QueryRegistry.load()
     with local_store(settings, purpose) as store:
         try:
-            projection = KuzuProjection(
-                index_dir(settings), store, queries, buffer_bytes=settings.graph_cache_mb * 2**20
-            )
+            projection = KuzuProjection(index_dir(settings), store, queries)
         except StoreLocked as exc:
             fail(str(exc))
         with projection:

@@ -41,22 +41,12 @@ class KuzuProjection:
     every user is loaded from the store; :attr:`opened` says what happened.
     """
 
-    def __init__(
-        self,
-        directory: Path,
-        store: TripleStore,
-        queries: QueryRegistry,
-        *,
-        buffer_bytes: int = 0,
-    ) -> None:
-        """``buffer_bytes`` bounds Kùzu's page cache (0: Kùzu's default, most of the
-        machine's memory, which a long-running server fills with every page it reads)."""
+    def __init__(self, directory: Path, store: TripleStore, queries: QueryRegistry) -> None:
         self._lock = threading.RLock()
-        self._buffer = buffer_bytes
         self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
         self._outbox = Outbox(store, queries)
-        opened = open_database(directory, buffer_bytes)
+        opened = open_database(directory)
         self._graph = KuzuGraph(opened.database)
         rebuilt: tuple[str, ...] = ()
         if opened.created:
@@ -281,6 +271,6 @@ class KuzuProjection:
         """Replace the database with a new one holding every user of the store."""
         self._graph.close()
         shutil.rmtree(self._opened.path, ignore_errors=True)
-        self._graph = KuzuGraph(open_database(self._opened.path, self._buffer).database)
+        self._graph = KuzuGraph(open_database(self._opened.path).database)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)

@@ -139,13 +139,13 @@ def _create_schema(database: kuzu.Database) -> None:
         conn.close()
 
 
-def _open(directory: Path, buffer_bytes: int) -> tuple[kuzu.Database | None, bool, str | None]:
+def _open(directory: Path) -> tuple[kuzu.Database | None, bool, str | None]:
     """(database, newly created?, why it cannot be used as is)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / DB_FILE
     created = not path.exists()
     try:
-        database = kuzu.Database(str(path), buffer_pool_size=buffer_bytes)
+        database = kuzu.Database(str(path))
     except RuntimeError as exc:
         if _is_lock(str(exc)):
             raise StoreLocked(directory) from exc
@@ -157,18 +157,17 @@ def _open(directory: Path, buffer_bytes: int) -> tuple[kuzu.Database | None, boo
     return database, created, problem
 
 
-def open_database(directory: Path, buffer_bytes: int = 0) -> Opened:
-    """Open (or create) the database in ``directory``, replacing one that cannot be used;
-    ``buffer_bytes``: its page cache (0: Kùzu's default)."""
+def open_database(directory: Path) -> Opened:
+    """Open (or create) the database in ``directory``, replacing one that cannot be used."""
     reason = _probe(directory)
     moved = _move_aside(directory) if reason else None
-    database, created, problem = _open(directory, buffer_bytes)
+    database, created, problem = _open(directory)
     if problem is not None:
         if database is not None:
             with contextlib.suppress(RuntimeError):
                 database.close()
         reason, moved = problem, _move_aside(directory)
-        database, created, problem = _open(directory, buffer_bytes)
+        database, created, problem = _open(directory)
     if database is None or problem is not None:
         raise StoreCorrupt(directory, problem or "cannot be opened")
     _create_schema(database)

@@ -140,19 +140,3 @@ def test_a_clean_reopen_keeps_the_rows(
         assert not again.opened.created and not again.opened.recovered
         assert again.opened.rebuilt == ()
         assert again.fingerprint("alice") == expected
-
-
-def test_a_bounded_page_cache_projects_and_repairs_the_same(
-    projection: KuzuProjection, world: World, queries: QueryRegistry, scene: Scene
-) -> None:
-    """``graph_cache_mb`` bounds Kùzu's page cache (its default takes most of the machine's
-    memory): a small one still rebuilds and repairs to the store's rows."""
-    directory = projection.opened.path
-    expected = projection.store_fingerprint("alice")
-    projection.close()
-    cypher(directory, f"MATCH (m:Memory {{id: '{scene.acme}'}}) DETACH DELETE m")
-    with KuzuProjection(directory, world.store, queries, buffer_bytes=64 * 2**20) as small:
-        assert small.reconcile("alice").repaired
-        assert small.fingerprint("alice") == expected
-        small.rebuild("alice")
-        assert small.fingerprint("alice") == expected
