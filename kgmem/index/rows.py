@@ -195,6 +195,24 @@ class UserRows:
         )
 
 
+def differing(a: UserRows, b: UserRows) -> set[str]:
+    """The nodes named by a row one of ``a`` and ``b`` holds and the other does not: a
+    node row's own id, both ends (and the memory) of an edge row."""
+    found: set[str] = set()
+    for table in (f.name for f in fields(a)):
+        mine, theirs = set(getattr(a, table)), set(getattr(b, table))
+        for row in mine ^ theirs:
+            found.update(v for f in fields(row) if _is_node(f.name, v := getattr(row, f.name)))
+    return found
+
+
+_NODE_FIELDS = frozenset({"id", "source", "target", "memory", "entity", "page"})
+
+
+def _is_node(name: str, value: object) -> bool:
+    return name in _NODE_FIELDS and isinstance(value, str)
+
+
 def _canonical(rows: Iterable[_R]) -> tuple[_R, ...]:
     return tuple(sorted(set(rows), key=repr))
 

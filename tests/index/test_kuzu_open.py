@@ -10,6 +10,7 @@ import pytest
 from kgmem.errors import StoreLocked
 from kgmem.index import KuzuProjection
 from kgmem.index.kuzu_open import DB_FILE
+from kgmem.index.rows import differing
 from kgmem.store import QueryRegistry
 from tests.index.scenes import Scene
 from tests.index.wired import cypher
@@ -57,6 +58,29 @@ def test_reconcile_detects_a_changed_value(
         assert report.drift == ("Memory",)
         assert report.projection.counts == report.store.counts  # same counts, other rows
         assert again.reconcile("alice").matched
+
+
+def test_reconcile_rewrites_only_what_differs_unless_most_does(
+    projection: KuzuProjection, world: World, queries: QueryRegistry, scene: Scene
+) -> None:
+    """A drift of a few nodes is repaired as a refresh repairs them; a projection that lost
+    most of a user's rows gets every row again. Either way it ends as the store's."""
+    directory = projection.opened.path
+    expected = projection.store_fingerprint("alice")
+    held = projection.rows("alice")
+    projection.close()
+    cypher(directory, f"MATCH (m:Memory {{id: '{scene.acme}'}}) SET m.title = 'Initech'")
+    with reopen(directory, world, queries) as again:
+        drifted = again.rows("alice")
+        assert differing(held, drifted) == {str(scene.acme)}  # one node row, no edge
+        assert again.reconcile("alice").repaired
+        assert again.fingerprint("alice") == expected
+    cypher(directory, "MATCH (m:Memory) WHERE m.uid = 'alice' DETACH DELETE m")
+    with reopen(directory, world, queries) as again:
+        lost = differing(held, again.rows("alice"))
+        assert {str(scene.acme)} < lost  # the memories and the ends of their edges
+        assert again.reconcile("alice").repaired
+        assert again.fingerprint("alice") == expected
 
 
 def _damage(directory: Path, offset: int) -> None:
