@@ -17,7 +17,6 @@ from kgmem.ontology.effective import EffectiveOntology
 from kgmem.ontology.search import TermHit, TermIndex
 from kgmem.ontology.vocabulary import TermKind, Vocabulary, load_vocabulary
 from kgmem.store import (
-    Changeset,
     GraphKind,
     QueryRegistry,
     TripleStore,
@@ -143,10 +142,16 @@ class OntologyService:
         return preview.extend(plan.terms), plan
 
     def apply_delta(self, uid: str, patch: DeltaPatch) -> DeltaPlan:
-        """Check and commit ``patch`` in one store transaction; all of it or none."""
+        """Check and commit ``patch`` in one store transaction; all of it or none.
+
+        The store's write lock is taken before this service's lock, as every writer that
+        validates inside a transaction takes them (the gate, the page follower): the other
+        order deadlocks against them."""
+        with self._store.transaction() as tx:
+            with self._lock:
+                plan = self.plan_delta(uid, patch)
+            tx.add(*plan.quads)
         with self._lock:
-            plan = self.plan_delta(uid, patch)
-            self._store.commit(Changeset.of(plan.quads))
             self._users[uid] = plan.vocabulary
             self._effective.pop(uid, None)
-            return plan
+        return plan
