@@ -60,6 +60,8 @@ __all__ = ["ChangeFeed", "DrainReport", "FeedTarget", "StampedTarget"]
 
 log = logging.getLogger("kgmem.index.feed")
 
+_STAMP_ROUNDS = 3
+
 
 @dataclass(frozen=True)
 class DrainReport:
@@ -191,8 +193,9 @@ class ChangeFeed:
         users = set(touched_nodes((*changes.add, *changes.remove)))
         users |= {u for g in changes.drop_graphs if (u := projected_user(g)) is not None}
         purged = purged_users(changes)
-        for uid in sorted(purged):
-            self.drain(uid)
+        if not getattr(self._local, "draining", 0):  # else the drain under way lists them next
+            for uid in sorted(purged):
+                self.drain(uid)
         written = getattr(self._local, "written", {}).pop(id(changes), {})
         if self._eager and users - purged:
             changed = user_changes((*changes.add, *changes.remove))
@@ -266,11 +269,15 @@ class ChangeFeed:
         with self._drain_lock:
             with self._wake:
                 self._due.pop(uid, None)
+            # a target that commits (the pages) must not start a drain inside this one
+            self._local.draining = getattr(self._local, "draining", 0) + 1
             try:
                 report = self._drain(uid)
             except Exception:  # the store itself failed: nothing was deleted
                 log.exception("draining the outbox of %s failed", uid)
                 report = DrainReport(uid, failed=("store",))
+            finally:
+                self._local.draining -= 1
         if report.ok:
             with self._wake:
                 self._backoff.pop(uid, None)
@@ -282,23 +289,32 @@ class ChangeFeed:
     def _drain(self, uid: str) -> DrainReport:
         drained = batches = 0
         done: set[URIRef] = set()
+        # A target may itself commit while it refreshes (the pages follow their entities):
+        # its entries are drained in the same pass, and the stamp read again, so the stamp
+        # the targets are told covers them (a few rounds at most; else the older stamp,
+        # which only costs a comparison at the next start).
         stamp = self._outbox.stamp(uid)  # read first: every entry up to it is listed below
-        while entries := self._outbox.entries(uid):
-            if done.issuperset(entries):  # deleted but still listed: never spin on it
-                log.error("outbox entries of %s survive their deletion: %s", uid, entries[:3])
-                return DrainReport(uid, drained, batches, ("store",))
-            for batch, nodes, links in self._batches(uid, entries):
-                failed = tuple(
-                    _name(self._targets[at])
-                    for at in range(len(self._targets))
-                    if not self._apply(at, uid, batch, nodes, links)
-                )
-                if failed:
-                    return DrainReport(uid, drained, batches, failed)
-                self._outbox.delete(uid, batch)
-                self._behind(uid, batch)
-                done.update(batch)
-                drained, batches = drained + len(batch), batches + 1
+        for round_ in range(_STAMP_ROUNDS):
+            while entries := self._outbox.entries(uid):
+                if done.issuperset(entries):  # deleted but still listed: never spin on it
+                    log.error("outbox entries of %s survive their deletion: %s", uid, entries[:3])
+                    return DrainReport(uid, drained, batches, ("store",))
+                for batch, nodes, links in self._batches(uid, entries):
+                    failed = tuple(
+                        _name(self._targets[at])
+                        for at in range(len(self._targets))
+                        if not self._apply(at, uid, batch, nodes, links)
+                    )
+                    if failed:
+                        return DrainReport(uid, drained, batches, failed)
+                    self._outbox.delete(uid, batch)
+                    self._behind(uid, batch)
+                    done.update(batch)
+                    drained, batches = drained + len(batch), batches + 1
+            now = self._outbox.stamp(uid)
+            if now == stamp or round_ == _STAMP_ROUNDS - 1:
+                break
+            stamp = now  # read before listing again, as above
         for target in self._targets:
             if isinstance(target, StampedTarget):
                 try:
