@@ -198,6 +198,17 @@ class Settings:
     model_timeout_seconds: float = _setting(
         60.0, "Seconds one model call may take before it fails.", minimum=1
     )
+    vault: str = _setting(
+        "off",
+        "on: every entity's page follows each committed change and is kept as a Markdown "
+        "file in its user's vault; off: pages are written by consolidation passes only.",
+        choices=("on", "off"),
+    )
+    vaults: str = _setting(
+        "",
+        "Vaults of chosen users, e.g. an existing Obsidian vault, as user=directory pairs "
+        "separated by ';'; every other user's is <home>/vault/<user>.",
+    )
 
     @property
     def store_dir(self) -> Path:
@@ -220,6 +231,14 @@ class Settings:
         if self.embedding_model:
             return Path(self.embedding_model).expanduser()
         return self.home / "models" / "static"
+
+    def vault_dir(self, uid: str) -> Path:
+        """``uid``'s vault: the directory ``vaults`` names for them, else <home>/vault/<uid>."""
+        for pair in self.vaults.split(";"):
+            user, sep, directory = pair.partition("=")
+            if sep and user.strip() == uid and directory.strip():
+                return Path(directory.strip()).expanduser()
+        return self.home / "vault" / uid
 
     @property
     def server_file(self) -> Path:

@@ -39,6 +39,7 @@ from kgmem.index import (
     ChangeFeed,
     Embedder,
     EmbedderUnavailable,
+    FeedTarget,
     KuzuProjection,
     LexicalIndex,
     OpenReport,
@@ -63,6 +64,7 @@ from kgmem.ontology import (
     check_bundled,
     ensure_bundled,
 )
+from kgmem.pages import PageFollower, Vault, VaultReport
 from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
@@ -119,6 +121,8 @@ class Services:
     context: PromptContext
     index: IndexStartup
     sparql: UserQueries  # users' own SPARQL queries (closed with the services)
+    pages: PageFollower
+    vault: Vault | None  # None: settings.vault is off, or the in-memory mode
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
     warmed: threading.Event = field(default_factory=threading.Event)  # set once warm() ends
     repairs: list[ReconcileReport] = field(default_factory=list)  # what repair() found
@@ -140,6 +144,7 @@ class Services:
                 break
             if uid is None:
                 self.repair(stop)
+                self.reconcile_vaults(stop)
                 continue
             try:
                 self.lexical.open(uid)
@@ -162,6 +167,20 @@ class Services:
         if repaired:
             log.warning("graph projection: drift found; rebuilt users %s", ", ".join(repaired))
         self.repairs.extend(found)
+        return found
+
+    def reconcile_vaults(self, stop: threading.Event | None = None) -> list[VaultReport]:
+        """Bring every user's vault level with their stored pages (a report each)."""
+        if self.vault is None:
+            return []
+        found = []
+        for uid in sorted(StoreReader(self.store, self.queries).users()):
+            if stop is not None and stop.is_set():
+                break
+            try:
+                found.append(self.vault.reconcile(uid))
+            except Exception:  # that user's next start tries again; the others go on
+                log.exception("reconciling the vault of %s failed", uid)
         return found
 
     def repairing(self) -> dict[str, list[str]]:
@@ -249,9 +268,19 @@ def build_services(
             save_every=settings.search_save_seconds,
             background=not repair,
         )
+        clock = clock or SystemClock()
+        ontology = OntologyService(store, queries)
+        validation = ValidationService(store, queries, ontology)
+        pages = PageFollower(store, queries, ontology, validation, clock)
+        following = settings.vault == "on" and not in_memory
+        vault = Vault(store, queries, settings.vault_dir) if following else None
         # every commit brings the search index level before it returns (a search then
-        # never does a write's work); the graph projection follows in the background
-        feed = ChangeFeed(store, queries, [projection, lexical], eager=[lexical])
+        # never does a write's work); the graph projection, and with the vault on the
+        # pages and their files, follow in the background (the pages' commits reach the
+        # vault)
+        targets: list[FeedTarget] = [projection, lexical]
+        targets += [pages, vault] if vault is not None else []
+        feed = ChangeFeed(store, queries, targets, eager=[lexical])
         startup = _level(projection, feed, repair)
     except BaseException:
         if feed is not None:
@@ -263,9 +292,6 @@ def build_services(
         if owned:
             store.close()
         raise
-    clock = clock or SystemClock()
-    ontology = OntologyService(store, queries)
-    validation = ValidationService(store, queries, ontology)
     sources = SourceStore(store, queries, clock, policy=ShortMemoryPolicy.from_settings(settings))
     gate = WriteGate(store, queries, settings, clock, sources, ontology, validation)
     lifecycle = Lifecycle(store, queries, clock, validation, ontology=ontology)
@@ -310,6 +336,8 @@ def build_services(
         owns_store=owned,
         scratch=scratch,
         sparql=_user_queries(settings, store),
+        pages=pages,
+        vault=vault,
     )
 
 

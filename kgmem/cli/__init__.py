@@ -17,6 +17,7 @@ from kgmem.cli.ingest import ingest
 from kgmem.cli.memories import memories, review
 from kgmem.cli.ontology import ontology
 from kgmem.cli.users import users
+from kgmem.cli.vault import vault
 from kgmem.errors import KgmemError
 
 __all__ = ["cli", "main"]
@@ -40,6 +41,7 @@ cli.add_command(consolidate)
 cli.add_command(index)
 cli.add_command(users)
 cli.add_command(mcp)
+cli.add_command(vault)
 
 
 def main(argv: list[str] | None = None) -> None:

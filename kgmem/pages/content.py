@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from hashlib import sha256
 
@@ -33,9 +33,10 @@ __all__ = [
     "MemoryLine",
     "PageInput",
     "read_page_input",
+    "with_links",
 ]
 
-RENDERER_VERSION = "2"  # part of the digest: a new page format re-renders every page once
+RENDERER_VERSION = "3"  # part of the digest: a new page format re-renders every page once
 #: A hub entity (the user themself) is about thousands of memories: its page shows the newest
 #: ones and says so. The queries fetch one row more than these to know (pages/*.rq).
 PAGE_MEMORIES = 200
@@ -52,6 +53,8 @@ class FactLine:
     value: str  # the object's name, or the literal value
     memories: tuple[str, ...]  # citation ids
     negated: bool = False
+    target: str = ""  # the object entity's IRI when the value names one of the user's entities
+    link: str = ""  # its page in the vault ("Memory/entities/bob"), once known: a wikilink
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class PageInput:
         put(
             self,
             "facts",
-            tuple(sorted(self.facts, key=lambda f: (f.predicate, f.value, f.negated))),
+            tuple(sorted(self.facts, key=lambda f: (f.predicate, f.value, f.negated, f.target))),
         )
         put(self, "memories", tuple(sorted(self.memories, key=memory_order)))
         cited = {m.memory for m in self.memories} | {c for f in self.facts for c in f.memories}
@@ -174,13 +177,17 @@ def _facts(
     for row in rows:  # an object with two names (languages) gives a row per name
         claims[URIRef(row["claim"])] = row
         names[URIRef(row["claim"])].append(row.get("objectName"))
-    found: dict[tuple[str, str, bool], set[str]] = defaultdict(set)
+    found: dict[tuple[str, str, bool, str], set[str]] = defaultdict(set)
     for claim, row in claims.items():
         value = _name(names[claim]) or row.get("value") or row.get("object")
         negated = isinstance(n := row.get("negated"), Literal) and n.toPython() is True
         label = effective.vocabulary.label(URIRef(row["predicate"]))
-        found[(label, str(value), negated)].add(cite[URIRef(row["memory"])])
-    return tuple(FactLine(p, v, tuple(sorted(m)), n) for (p, v, n), m in found.items())
+        obj = row.get("object")
+        target = str(obj) if isinstance(obj, URIRef) and names[claim] != [None] else ""
+        found[(label, str(value), negated, target)].add(cite[URIRef(row["memory"])])
+    return tuple(
+        FactLine(p, v, tuple(sorted(m)), n, target) for (p, v, n, target), m in found.items()
+    )
 
 
 def _steps(rows: Iterable[Row]) -> dict[URIRef, tuple[str, ...]]:
@@ -209,3 +216,10 @@ def _memories(
             occurred_at=when if isinstance(when, datetime) else None,
         )
     return tuple(lines.values())
+
+
+def with_links(page: PageInput, links: Mapping[str, str]) -> PageInput:
+    """``page`` with each fact about another entity linked to that entity's page
+    (``links``: entity IRI -> vault link such as ``Memory/entities/bob``)."""
+    facts = tuple(replace(f, link=links.get(f.target, "")) if f.target else f for f in page.facts)
+    return replace(page, facts=facts)

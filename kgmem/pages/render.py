@@ -1,4 +1,4 @@
-"""The deterministic page renderer: a :class:`~kgmem.pipeline.page_content.PageInput` as
+"""The deterministic page renderer: a :class:`~kgmem.pages.content.PageInput` as
 Markdown.
 
 :func:`render_page` is pure (same arguments, same bytes): front matter (with the input's
@@ -16,12 +16,13 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from kgmem.memory.model import MemoryKind
-from kgmem.pipeline.page_content import MemoryLine, PageInput
+from kgmem.pages.content import MemoryLine, PageInput
 
 __all__ = ["frame_page", "render_page"]
 
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _EMPTY = "_Nothing recorded yet._"
+_UNLINKABLE = re.compile(r"[\[\]|#^]")
 
 
 def render_page(page: PageInput, updated: datetime) -> str:
@@ -30,8 +31,9 @@ def render_page(page: PageInput, updated: datetime) -> str:
     return frame_page(page, updated, _body(page))
 
 
-def frame_page(page: PageInput, updated: datetime, body: str) -> str:
-    """Front matter and top heading (kgmem's, whoever wrote the body) around ``body``."""
+def frame_page(page: PageInput, updated: datetime, body: str, *, writer: str = "kgmem") -> str:
+    """Front matter and top heading (kgmem's, whoever wrote the body) around ``body``;
+    ``writer`` says who wrote the body: ``kgmem`` (this renderer) or ``model``."""
     when = updated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     front = [
         "---",
@@ -41,6 +43,7 @@ def frame_page(page: PageInput, updated: datetime, body: str) -> str:
         f"aliases: [{', '.join(_yaml(a) for a in page.aliases)}]",
         f"updated: {when}",
         f"digest: {_yaml(page.digest)}",
+        f"writer: {writer}",
         "---",
         "",
         f"# {_inline(page.name)}",
@@ -81,12 +84,20 @@ def _fact_lines(page: PageInput) -> list[str]:
     lines = []
     for fact in page.facts:
         predicate = ("not " if fact.negated else "") + fact.predicate
-        lines.append(f"- **{_inline(predicate)}**: {_inline(fact.value)} {_cite(fact.memories)}")
+        value = _wikilink(fact.link, fact.value) if fact.link else _inline(fact.value)
+        lines.append(f"- **{_inline(predicate)}**: {value} {_cite(fact.memories)}")
     claimed = {c for f in page.facts for c in f.memories}
     for m in page.memories:  # semantic and reference memories no fact line already cites
         if m.kind in (MemoryKind.SEMANTIC, MemoryKind.REFERENCE) and m.memory not in claimed:
             lines.append(f"- {_text(m)} {_cite([m.memory])}")
     return lines
+
+
+def _wikilink(target: str, text: str) -> str:
+    """``[[target|text]]``: Obsidian's link to another page, shown as ``text`` (which may hold
+    no character that would end the link early)."""
+    shown = " ".join(_UNLINKABLE.sub(" ", text).split()) or target.rsplit("/", 1)[-1]
+    return f"[[{target}|{shown}]]"
 
 
 def _howto(memory: MemoryLine) -> str:

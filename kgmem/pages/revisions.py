@@ -19,19 +19,60 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.memory.ids import NodeKind, stable_node
-from kgmem.pipeline.page_content import PageInput
-from kgmem.pipeline.stages import PassContext
-from kgmem.store import Quad, QueryRegistry, TripleStore
+from kgmem.pages.content import PageInput
+from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["PageDraft", "StoredPage", "revision_quads", "stored_page"]
+__all__ = [
+    "MEMORY_DIR",
+    "PageDraft",
+    "StoredPage",
+    "page_id",
+    "page_iri",
+    "page_path",
+    "page_writer",
+    "removal_quads",
+    "revision_quads",
+    "stamped",
+    "stored_page",
+    "vault_link",
+]
+
+#: The vault folder kgmem manages; everything else in a vault is the user's.
+MEMORY_DIR = "Memory"
 
 _DIGEST = re.compile(r'^digest: "(sha256:[0-9a-f]{64})"$', re.M)
 
 
-def _page_iri(uid: str, entity: URIRef) -> URIRef:
+def page_writer(markdown: str) -> str:
+    """Who wrote a page's body, as its front matter says: ``kgmem`` (the renderer) or
+    ``model``."""
+    front = markdown.split("\n---\n", 1)[0] + "\n"
+    return "model" if "\nwriter: model\n" in front else "kgmem"
+
+
+def page_iri(uid: str, entity: URIRef) -> URIRef:
     """The stable page node of ``entity``."""
     return stable_node(uid, NodeKind.PAGE, str(entity))
+
+
+def page_id(page: URIRef) -> str:
+    """The id a page's file carries in its front matter: its node's local id."""
+    return str(page).rsplit("/", 1)[-1]
+
+
+def vault_link(path: str) -> str:
+    """The wikilink target of the page stored at ``path``: ``Memory/entities/bob``."""
+    return f"{MEMORY_DIR}/{path.removesuffix('.md')}"
+
+
+def stamped(markdown: str, page: str, revision: int) -> str:
+    """``markdown`` with ``id`` and ``revision`` first in its front matter (replacing any)."""
+    if not markdown.startswith("---\n"):
+        return markdown
+    front, sep, rest = markdown[4:].partition("\n---\n")
+    kept = [line for line in front.split("\n") if not line.startswith(("id: ", "revision: "))]
+    return "\n".join(["---", f'id: "{page}"', f"revision: {revision}", *kept]) + sep + rest
 
 
 @dataclass(frozen=True)
@@ -43,6 +84,10 @@ class StoredPage:
     title: str | None
     markdown: str | None
     latest: int  # the highest revision number stored
+
+    @property
+    def writer(self) -> str:
+        return page_writer(self.markdown or "")
 
     @property
     def digest(self) -> str | None:
@@ -76,23 +121,37 @@ def _slug(name: str) -> str:
     return re.sub(r"[\W_]+", "-", text).strip("-")[:80].strip("-") or "entity"
 
 
-def _free_path(
+def page_path(
     store: TripleStore,
     queries: QueryRegistry,
-    graph: URIRef,
-    page: URIRef,
+    uid: str,
+    entity: URIRef,
     name: str,
-    reserved: set[str],
+    reserved: dict[str, URIRef],
 ) -> str:
-    """``entities/<slug>.md``, or ``<slug>-2`` and so on when another page has it."""
+    """Where ``entity``'s page is, or will be: its stored path, else ``entities/<slug>.md``
+    (``<slug>-2`` and so on when another page has it or ``reserved`` gives it to another
+    entity; the path chosen is reserved for ``entity``)."""
+    graph, page = UserGraphs(uid).kg, page_iri(uid, entity)
+    for quad in store.quads(graph, page, KGM.path):
+        return str(quad.object)
     slug, n = _slug(name), 1
     while True:
         path = f"entities/{slug}.md" if n == 1 else f"entities/{slug}-{n}.md"
         rows = store.select(queries["pages/page_at_path"], {"graph": graph, "path": Literal(path)})
-        if path not in reserved and all(URIRef(r["page"]) == page for r in rows):
-            reserved.add(path)
+        if reserved.get(path, entity) == entity and all(URIRef(r["page"]) == page for r in rows):
+            reserved[path] = entity
             return path
         n += 1
+
+
+def removal_quads(store: TripleStore, uid: str, page: URIRef) -> list[Quad]:
+    """Every quad of ``page`` and of its revisions (an entity that is gone has no page)."""
+    graph = UserGraphs(uid).kg
+    found = list(store.quads(graph, page))
+    for quad in store.quads(graph, None, KGM.revisionOf, page):
+        found += store.quads(graph, quad.subject)
+    return found
 
 
 @dataclass(frozen=True)
@@ -104,33 +163,45 @@ class PageDraft:
 
 
 def revision_quads(
-    ctx: PassContext, stored: StoredPage | None, draft: PageDraft, now: datetime, reserved: set[str]
+    store: TripleStore,
+    queries: QueryRegistry,
+    uid: str,
+    stored: StoredPage | None,
+    draft: PageDraft,
+    now: datetime,
+    reserved: dict[str, URIRef],
+    in_pass: URIRef | None = None,
 ) -> tuple[URIRef, list[Quad], list[Quad]]:
-    """The page node (new or existing) and the quads that give it ``draft`` as a new revision."""
-    graph, entity, name = ctx.graphs.kg, draft.page.entity, draft.page.name
-    page = stored.page if stored else _page_iri(ctx.uid, entity)
+    """The page node (new or existing) and the quads that give it ``draft`` as a new revision
+    (``in_pass``: the consolidation pass that wrote it, if one did). The stored Markdown
+    carries the page's id and revision number in its front matter: the vault file is that
+    text, byte for byte, and an edit to it says which revision it was made against."""
+    graph, entity, name = UserGraphs(uid).kg, draft.page.entity, draft.page.name
+    page = stored.page if stored else page_iri(uid, entity)
     number = (stored.latest if stored else 0) + 1
     revision = URIRef(f"{page}#r{number}")
-    content = "sha256:" + sha256(draft.markdown.encode()).hexdigest()
+    markdown = stamped(draft.markdown, page_id(page), number)
+    content = "sha256:" + sha256(markdown.encode()).hexdigest()
     add = [
         Quad(revision, RDF.type, KGM.PageRevision, graph),
         Quad(revision, KGM.revisionOf, page, graph),
         Quad(revision, KGM.revision, Literal(number, datatype=XSD.integer), graph),
-        Quad(revision, KGM.markdown, Literal(draft.markdown), graph),
+        Quad(revision, KGM.markdown, Literal(markdown), graph),
         Quad(revision, KGM.contentHash, Literal(content), graph),
         Quad(revision, KGM.createdAt, Literal(now, datatype=XSD.dateTime), graph),
-        Quad(revision, KGM.inPass, ctx.pass_iri, graph),
         Quad(page, KGM.currentRevision, revision, graph),
     ]
-    remove = list(ctx.store.quads(graph, page, KGM.currentRevision))
+    if in_pass is not None:
+        add.append(Quad(revision, KGM.inPass, in_pass, graph))
+    remove = list(store.quads(graph, page, KGM.currentRevision))
     if stored is None:
-        path = _free_path(ctx.store, ctx.queries, graph, page, name, reserved)
+        path = page_path(store, queries, uid, entity, name, reserved)
         add += [
             Quad(page, RDF.type, KGM.Page, graph),
             Quad(page, KGM.pageOf, entity, graph),
             Quad(page, KGM.path, Literal(path), graph),
         ]
     if stored is None or stored.title != name:
-        remove += list(ctx.store.quads(graph, page, KGM.title))
+        remove += list(store.quads(graph, page, KGM.title))
         add.append(Quad(page, KGM.title, Literal(name), graph))
     return page, add, remove

@@ -1,16 +1,16 @@
 """Author (stage 9): one Markdown page per entity a pass changed.
 
 The commit stage names the changed entities (``{"entities": [...], "memories": [...]}``).
-For each that still exists, :func:`~kgmem.pipeline.page_content.read_page_input` gathers
+For each that still exists, :func:`~kgmem.pages.content.read_page_input` gathers
 what the page may say (only what *active* memories say) and
-:func:`~kgmem.pipeline.page_render.render_page` turns that into a stable page, byte for byte
+:func:`~kgmem.pages.render.render_page` turns that into a stable page, byte for byte
 the same for the same input. With a model (``AuthorPage``), the model writes the body
 instead; its answer must cite only the memory ids it was given, at least once, and add no
 front matter or top heading of its own, else the deterministic page is used and the reason
 kept in the stage output. A model that cannot be reached
 (:class:`~kgmem.errors.ModelCallError`) fails the stage, which the runner retries.
 
-Pages are stored as revisions (:mod:`kgmem.pipeline.page_revisions`). The front matter
+Pages are stored as revisions (:mod:`kgmem.pages.revisions`). The front matter
 carries a digest of the page's input, so a rerun over unchanged facts writes nothing (and
 asks no model). All pages of a run are written in one transaction with an outbox entry, so
 the vault hears of them.
@@ -28,10 +28,20 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.errors import ModelOutputError, StageFailed
+from kgmem.pages import (
+    FactLine,
+    MemoryLine,
+    PageDraft,
+    PageInput,
+    frame_page,
+    page_writer,
+    prepare_pages,
+    read_page_input,
+    render_page,
+    revision_quads,
+    stored_page,
+)
 from kgmem.pipeline.lm import ModelGroup
-from kgmem.pipeline.page_content import FactLine, MemoryLine, PageInput, read_page_input
-from kgmem.pipeline.page_render import frame_page, render_page
-from kgmem.pipeline.page_revisions import PageDraft, revision_quads, stored_page
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.proposals import PageFact, PageMemory
 from kgmem.pipeline.stages import PassContext, PassState, StageName
@@ -163,6 +173,7 @@ class _Run:
     unchanged: list[URIRef] = field(default_factory=list)
     skipped: list[URIRef] = field(default_factory=list)
     fallbacks: list[dict[str, JsonValue]] = field(default_factory=list)
+    reserved: dict[str, URIRef] = field(default_factory=dict)  # paths of new pages
 
     def output(self) -> JsonValue:
         return {
@@ -189,20 +200,26 @@ class AuthorStage:
 
     def run(self, ctx: PassContext, state: PassState) -> PassState:
         run = _Run(ctx.clock.now())
-        effective = self._ports.ontology.effective(ctx.uid)
         lm: dspy.LM | None = None
         asked = False
-        for entity in _changed_entities(state):
-            page = read_page_input(ctx.store, ctx.queries, ctx.uid, entity, effective)
-            if page is None:
-                run.skipped.append(entity)
-                continue
+        prepared = prepare_pages(
+            ctx.store, ctx.queries, self._ports.ontology, ctx.uid, _changed_entities(state)
+        )
+        run.skipped += prepared.gone
+        run.reserved = prepared.reserved
+        for page in prepared.inputs:
+            entity = page.entity
             stored = stored_page(ctx.store, ctx.queries, ctx.graphs.kg, entity)
-            if stored is not None and stored.digest == page.digest:
+            current = stored is not None and stored.digest == page.digest
+            if current and stored is not None and stored.writer == "model":
                 run.unchanged.append(stored.page)
                 continue
-            if not asked:  # build the LM once, and only when a page needs writing
+            if not asked:  # build the LM once, and only when a page may need writing
                 lm, asked = self._ports.models.lm(self._group), True
+            if current and stored is not None and lm is None:
+                # the page follower rendered this input already; a model would rewrite it
+                run.unchanged.append(stored.page)
+                continue
             run.drafts.append(self._author(ctx, lm, page, run))
         if run.drafts:
             self._write(ctx, run)
@@ -214,22 +231,28 @@ class AuthorStage:
         if lm is not None:
             body, reason = _model_body(lm, page)
             if body is not None:
-                return PageDraft(page, frame_page(page, run.now, body))
+                return PageDraft(page, frame_page(page, run.now, body, writer="model"))
             run.fallbacks.append({"entity": str(page.entity), "reason": reason})
         return PageDraft(page, render_page(page, run.now))
 
     def _write(self, ctx: PassContext, run: _Run) -> None:
         """Every new revision of the run, validated, in one transaction with its outbox."""
-        graph, reserved = ctx.graphs.kg, set[str]()
+        graph, reserved = ctx.graphs.kg, run.reserved
         with ctx.store.transaction() as tx:
             add: list[Quad] = []
             remove: list[Quad] = []
             for draft in run.drafts:
                 stored = stored_page(ctx.store, ctx.queries, graph, draft.page.entity)
-                if stored is not None and stored.digest == draft.page.digest:
+                if (
+                    stored is not None
+                    and stored.digest == draft.page.digest
+                    and (stored.writer == "model" or page_writer(draft.markdown) == "kgmem")
+                ):
                     run.unchanged.append(stored.page)  # written meanwhile by another pass
                     continue
-                page, more, less = revision_quads(ctx, stored, draft, run.now, reserved)
+                page, more, less = revision_quads(
+                    ctx.store, ctx.queries, ctx.uid, stored, draft, run.now, reserved, ctx.pass_iri
+                )
                 run.pages.append(page)
                 add += more
                 remove += less

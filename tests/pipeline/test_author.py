@@ -19,6 +19,8 @@ from kgmem.memory.gate import Outcome
 from kgmem.memory.model import MemoryKind
 from kgmem.memory.records import record_quads
 from kgmem.ontology import OntologyService, ValidationService
+from kgmem.pages import PAGE_MEMORIES, page_id, prepare_pages, stored_page
+from kgmem.pages.revisions import stamped
 from kgmem.pipeline import (
     AuthorPage,
     Checkpoints,
@@ -38,7 +40,6 @@ from kgmem.pipeline.author import (
     read_page_input,
     render_page,
 )
-from kgmem.pipeline.page_content import PAGE_MEMORIES
 from kgmem.pipeline.ports import PassPorts
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF
@@ -156,10 +157,13 @@ class Scene:
         return str(self.one(current, KGM.markdown))
 
     def expected(self, entity: URIRef, at: datetime = NOW) -> str:
-        effective = self.ontology.effective("alice")
-        page = read_page_input(self.store, self.queries, "alice", entity, effective)
-        assert page is not None
-        return render_page(page, at)
+        """The stored page of ``entity`` as the renderer writes it, links resolved, under
+        the id and revision the store gave it."""
+        prepared = prepare_pages(self.store, self.queries, self.ontology, "alice", [entity])
+        page = next(p for p in prepared.inputs if p.entity == entity)
+        stored = stored_page(self.store, self.queries, ALICE.kg, entity)
+        assert stored is not None
+        return stamped(render_page(page, at), page_id(stored.page), stored.latest)
 
 
 def _note(kind: str, title: str, about: str, *types: str, **extra: Any) -> dict[str, Any]:
@@ -187,12 +191,14 @@ def test_author_renders_each_changed_entity_from_its_active_memories(scene: Scen
     assert out["skipped"] == [str(GHOST)] and out["fallbacks"] == [] and out["unchanged"] == []
     alice = scene.markdown(ALICE_IRI)
     assert alice == scene.expected(ALICE_IRI)
-    assert alice.startswith('---\ntitle: "Alice"\ntypes: ["person"]\n')
+    assert alice.startswith(f'---\nid: "{page_id(pages[0])}"\nrevision: 1\ntitle: "Alice"\n')
+    assert '\ntypes: ["person"]\n' in alice and "\nwriter: kgmem\n" in alice
     assert f'entity: "{ALICE_IRI}"' in alice and "updated: 2026-06-01T12:00:00Z" in alice
     assert "\n# Alice\n" in alice
     facts, howtos, history = (alice.index(f"## {s}") for s in _SECTIONS)
     assert facts < howtos < history
-    assert f"- **current job at**: Acme {cite(scene.job)}" in alice[facts:howtos]
+    link = "[[Memory/entities/acme|Acme]]"  # the page of Acme, in the vault
+    assert f"- **current job at**: {link} {cite(scene.job)}" in alice[facts:howtos]
     assert f"- Books an aisle seat when flying {cite(scene.seat)}" in alice[howtos:history]
     for hidden in ("Globex", "jazz", "Springfield", cite(scene.quarantined)[1:-1]):
         assert hidden not in alice  # quarantined, archived, pending
@@ -323,10 +329,12 @@ def test_scripted_model_page_is_accepted_under_kgmem_front_matter(scene: Scene) 
         f"## How-tos and preferences\n\n- Aisle seats {cite(scene.seat)}"
     )
     engine = ScriptedEngine({AuthorPage: [reply(markdown=body)]})
+    scene.run(scene.acme)  # Acme's page exists (the page follower writes it at once)
     out = scene.run(ALICE_IRI, engine=engine)
     assert out["fallbacks"] == [] and out["pages"] == [str(scene.page_of(ALICE_IRI))]
     markdown = scene.markdown(ALICE_IRI)
-    assert markdown.startswith('---\ntitle: "Alice"\n')
+    assert markdown.startswith(f'---\nid: "{page_id(scene.page_of(ALICE_IRI))}"\nrevision: 1\n')
+    assert '\ntitle: "Alice"\n' in markdown and "\nwriter: model\n" in markdown
     assert markdown.endswith("\n---\n\n# Alice\n\n" + body + "\n")
     [request] = engine.calls(AuthorPage)
     shown = scripted.prompt_of(request)
@@ -362,6 +370,7 @@ def test_refused_model_page_falls_back_to_the_renderer(scene: Scene, case: str) 
     answer, why = REFUSED[case]
     engine = ScriptedEngine({AuthorPage: [answer(scene)]})
     reason = why(scene)
+    scene.run(scene.acme)
     out = scene.run(ALICE_IRI, engine=engine)
     assert scene.markdown(ALICE_IRI) == scene.expected(ALICE_IRI)
     [fallback] = out["fallbacks"]
@@ -411,6 +420,7 @@ def test_written_pages_reach_the_outbox(scene: Scene) -> None:
 
 def test_model_page_is_not_rewritten_while_its_input_is_unchanged(scene: Scene) -> None:
     engine = ScriptedEngine({AuthorPage: [reply(markdown=f"Works at Acme {cite(scene.job)}.")]})
+    scene.run(scene.acme)
     scene.run(ALICE_IRI, engine=engine)
     first = scene.markdown(ALICE_IRI)
     out = scene.run(ALICE_IRI, at=LATER, engine=engine)
@@ -455,3 +465,17 @@ def test_a_hub_entity_page_shows_the_newest_memories_and_says_there_are_more(
     assert f"Bulk memory {PAGE_MEMORIES:04d}" in titles  # the newest is shown
     assert "Bulk memory 0000" not in titles  # the oldest is not
     assert "`kgmem memories list` has them all" in render_page(page, LATER)
+
+
+def test_a_model_rewrites_a_page_the_follower_rendered_from_the_same_input(scene: Scene) -> None:
+    scene.run(scene.acme)
+    scene.run(ALICE_IRI)  # as the page follower leaves it: rendered, no model
+    assert "\nwriter: kgmem\n" in scene.markdown(ALICE_IRI)
+    engine = ScriptedEngine({AuthorPage: [reply(markdown=f"Works at Acme {cite(scene.job)}.")]})
+    out = scene.run(ALICE_IRI, at=LATER, engine=engine)
+    assert out["pages"] == [str(scene.page_of(ALICE_IRI))] and out["fallbacks"] == []
+    markdown = scene.markdown(ALICE_IRI)
+    assert "\nwriter: model\n" in markdown and "\nrevision: 2\n" in markdown
+    again = scene.run(ALICE_IRI, at=LATER, engine=engine)  # the model's page stands
+    assert again["unchanged"] == [str(scene.page_of(ALICE_IRI))]
+    assert len(engine.calls(AuthorPage)) == 1

@@ -1,0 +1,362 @@
+"""The vault: each user's pages as Markdown files in a folder Obsidian (or any editor) opens.
+
+A user's vault is a directory (``$KGMEM_HOME/vault/<user>/`` unless settings name one of
+theirs, an existing Obsidian vault say); kgmem manages only its ``Memory/`` folder and never
+writes anywhere else in it. Each file is the stored Markdown of a page's current revision,
+byte for byte (:mod:`kgmem.pages.revisions` stores it before any file is written), so the
+vault is a projection: it can be deleted and is written again from the store.
+
+:class:`Vault` keeps the files level two ways:
+
+- as a target of the change feed: a commit that touched a page writes its file (or removes
+  it, when the page is gone), after the commit;
+- :meth:`Vault.reconcile` (at start, and ``kgmem vault reconcile``), with no model: a
+  missing file is written, a file moved or renamed inside ``Memory/`` is moved back (found by
+  the page id in its front matter), a stale copy (an older revision, unedited) is replaced
+  from the store, a stale duplicate of a page is removed, and a file of a page that no
+  longer exists is removed. A file edited against the current revision is left as it is for
+  the sync to read; the report says what was done and why.
+
+Every path is resolved and must stay inside ``Memory/``: a path that escapes it (through
+``..``, an absolute name or a symbolic link) is refused and reported, never followed.
+Files are written to a temporary name and renamed, so a reader never sees half a page.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from hashlib import sha256
+from pathlib import Path
+
+from rdflib import Literal, URIRef
+
+from kgmem.index.base import Links
+from kgmem.pages.revisions import MEMORY_DIR, page_id
+from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
+from kgmem.vocab import KGM
+
+__all__ = ["FileState", "PageFile", "Vault", "VaultReport", "front_matter_ids"]
+
+log = logging.getLogger("kgmem.pages.vault")
+
+#: A file bigger than this is not a page kgmem wrote (and is not read whole).
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+_ID = re.compile(r'^id:\s*"?([0-9a-f]{32})"?\s*$', re.M)
+_REVISION = re.compile(r"^revision:\s*(\d{1,9})\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class PageFile:
+    """A page as stored, to be in the vault: its node, path under ``Memory/``, revision and
+    exact text."""
+
+    page: URIRef
+    path: str
+    revision: int
+    markdown: str
+
+    @property
+    def id(self) -> str:
+        return page_id(self.page)
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What a file under ``Memory/`` says about itself: the page id and revision in its front
+    matter (None when it has none that can be read), and its content hash."""
+
+    path: Path
+    id: str | None
+    revision: int | None
+    digest: str
+
+
+@dataclass
+class VaultReport:
+    """What :meth:`Vault.reconcile` found and did (paths relative to the vault root)."""
+
+    uid: str
+    root: Path
+    dry_run: bool = False  # what a reconciliation would do; nothing was done
+    pages: int = 0
+    intact: int = 0
+    written: list[str] = field(default_factory=list)  # missing files written
+    replaced: list[str] = field(default_factory=list)  # stale copies replaced
+    moved: list[tuple[str, str]] = field(default_factory=list)  # (from, to)
+    removed: list[str] = field(default_factory=list)  # duplicates, pages that are gone
+    edited: list[str] = field(default_factory=list)  # edited by someone: left for the sync
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+    @property
+    def changed(self) -> int:
+        return len(self.written) + len(self.replaced) + len(self.moved) + len(self.removed)
+
+    def summary(self) -> str:
+        parts = [
+            f"{self.pages} pages",
+            f"{self.intact} intact",
+            f"{len(self.written)} written",
+            f"{len(self.replaced)} replaced",
+            f"{len(self.moved)} moved back",
+            f"{len(self.removed)} removed",
+            f"{len(self.edited)} edited (left for sync)",
+            f"{len(self.refused)} refused",
+        ]
+        return ", ".join(parts)
+
+
+def front_matter_ids(text: str) -> tuple[str | None, int | None]:
+    """The page id and revision a file's front matter gives (None for each it does not)."""
+    if not text.startswith("---\n"):
+        return None, None
+    front = text[4:].split("\n---\n", 1)[0] if "\n---\n" in text[3:] else ""
+    found_id, found_rev = _ID.search(front), _REVISION.search(front)
+    return (
+        found_id.group(1) if found_id else None,
+        int(found_rev.group(1)) if found_rev else None,
+    )
+
+
+def _digest(data: bytes) -> str:
+    return sha256(data).hexdigest()
+
+
+def _page_files(rows: Iterable[Row]) -> Iterator[PageFile]:
+    for row in rows:
+        number, markdown = row.get("number"), row.get("markdown")
+        if isinstance(number, Literal) and isinstance(markdown, Literal):
+            yield PageFile(URIRef(row["page"]), str(row["path"]), int(number), str(markdown))
+
+
+class Vault:
+    """Every user's vault: the files of their pages, kept level with the store."""
+
+    def __init__(
+        self, store: TripleStore, queries: QueryRegistry, root: Callable[[str], Path]
+    ) -> None:
+        """``root(uid)``: the user's vault directory (created on first write)."""
+        self._store, self._queries, self._root = store, queries, root
+        self._wrote: dict[Path, str] = {}  # file -> digest of what kgmem last wrote there
+
+    def root(self, uid: str) -> Path:
+        UserGraphs(uid)  # checks the id
+        return self._root(uid)
+
+    def memory(self, uid: str) -> Path:
+        return self.root(uid) / MEMORY_DIR
+
+    def wrote(self, path: Path) -> str | None:
+        """The digest of what kgmem last wrote at ``path`` (its own writes are no edits)."""
+        return self._wrote.get(path)
+
+    # -- the store's side --------------------------------------------------------------
+
+    def pages(self, uid: str) -> list[PageFile]:
+        """Every page of ``uid`` with a current revision, as stored."""
+        rows = self._store.select(self._queries["pages/current"], {"graph": UserGraphs(uid).kg})
+        return list(_page_files(rows))
+
+    def _page(self, uid: str, page: URIRef) -> PageFile | None:
+        rows = self._store.select(
+            self._queries["pages/current"], {"graph": UserGraphs(uid).kg, "page": page}
+        )
+        return next(_page_files(rows), None)
+
+    def _unedited(self, uid: str, page: PageFile, state: FileState) -> bool:
+        """Whether ``state`` holds, unedited, the revision its front matter names."""
+        if state.revision is None:
+            return False
+        revision = URIRef(f"{page.page}#r{state.revision}")
+        hashes = self._store.quads(UserGraphs(uid).kg, revision, KGM.contentHash)
+        return any(str(q.object) == "sha256:" + state.digest for q in hashes)
+
+    # -- files ---------------------------------------------------------------------------
+
+    def resolve(self, uid: str, relative: str) -> Path:
+        """The file at ``relative`` under ``Memory/``; ValueError when it would be outside
+        (``..``, an absolute path, or a symbolic link anywhere on the way)."""
+        memory = self.memory(uid)
+        if not relative or Path(relative).is_absolute() or "\\" in relative:
+            raise ValueError(f"{relative!r} is not a relative path")
+        target = memory / relative
+        parts = Path(relative).parts
+        if any(p in ("..", ".", "") for p in parts):
+            raise ValueError(f"{relative!r} leaves the Memory folder")
+        at = self.root(uid)
+        for part in (MEMORY_DIR, *parts):
+            at = at / part
+            if at.is_symlink():
+                raise ValueError(f"{at} is a symbolic link: kgmem does not follow it")
+        real_memory = memory.resolve()
+        if not target.resolve().is_relative_to(real_memory):
+            raise ValueError(f"{relative!r} resolves outside the Memory folder")
+        return target
+
+    def _write(self, path: Path, text: str) -> None:
+        data = text.encode("utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".kgmem-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            Path(temp).replace(path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        self._wrote[path] = _digest(data)
+
+    def _remove(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
+        self._wrote.pop(path, None)
+
+    def write(self, uid: str, page: PageFile) -> bool:
+        """Write ``page``'s file unless it already holds that text; True if written."""
+        path = self.resolve(uid, page.path)
+        data = page.markdown.encode("utf-8")
+        try:
+            if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
+                self._wrote[path] = _digest(data)
+                return False
+        except OSError:
+            pass
+        self._write(path, page.markdown)
+        return True
+
+    def scan(self, uid: str) -> tuple[list[FileState], list[tuple[str, str]]]:
+        """Every Markdown file under ``Memory/`` with what its front matter says, and the
+        files refused (with why): symbolic links, files too big to be a page, unreadable."""
+        memory, root = self.memory(uid), self.root(uid)
+        states: list[FileState] = []
+        refused: list[tuple[str, str]] = []
+        if not memory.is_dir() or memory.is_symlink():
+            if memory.is_symlink():
+                refused.append((MEMORY_DIR, "the Memory folder is a symbolic link"))
+            return states, refused
+        for folder, dirs, files in os.walk(memory, followlinks=False):
+            base = Path(folder)
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                if not name.endswith(".md") or name.startswith("."):
+                    continue
+                path = base / name
+                shown = str(path.relative_to(root))
+                if path.is_symlink():
+                    refused.append((shown, "a symbolic link: not followed"))
+                    continue
+                try:
+                    if path.stat().st_size > MAX_PAGE_BYTES:
+                        refused.append((shown, f"larger than {MAX_PAGE_BYTES} bytes"))
+                        continue
+                    data = path.read_bytes()
+                except OSError as exc:
+                    refused.append((shown, f"cannot be read: {exc.strerror or exc}"))
+                    continue
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    refused.append((shown, "not UTF-8 text"))
+                    continue
+                found_id, revision = front_matter_ids(text)
+                states.append(FileState(path, found_id, revision, _digest(data)))
+        return states, refused
+
+    # -- reconciliation ----------------------------------------------------------------
+
+    def reconcile(self, uid: str, *, dry_run: bool = False) -> VaultReport:
+        """Bring ``uid``'s ``Memory/`` level with the stored pages (see the module);
+        ``dry_run``: only say what that would do."""
+        root = self.root(uid)
+        report = VaultReport(uid, root, dry_run=dry_run)
+        pages = {p.id: p for p in self.pages(uid)}
+        report.pages = len(pages)
+        states, report.refused = self.scan(uid)
+        by_id: dict[str, list[FileState]] = {}
+        for state in states:
+            if state.id is not None:
+                by_id.setdefault(state.id, []).append(state)
+        for pid, page in sorted(pages.items()):
+            try:
+                self._reconcile_page(uid, page, by_id.pop(pid, []), report)
+            except (OSError, ValueError) as exc:
+                report.refused.append((page.path, str(exc)))
+                log.warning("vault of %s: page %s: %s", uid, page.path, exc)
+        for pid, leftovers in sorted(by_id.items()):  # pages that no longer exist
+            for state in leftovers:
+                report.removed.append(str(state.path.relative_to(root)))
+                if not dry_run:
+                    self._remove(state.path)
+                log.debug("vault of %s: %s: page %s is gone", uid, state.path, pid)
+        if (report.changed or report.refused) and not dry_run:
+            log.info("vault of %s reconciled: %s", uid, report.summary())
+        return report
+
+    def _reconcile_page(
+        self, uid: str, page: PageFile, files: list[FileState], report: VaultReport
+    ) -> None:
+        root, target = self.root(uid), self.resolve(uid, page.path)
+        wanted = _digest(page.markdown.encode("utf-8"))
+        at_target = next((f for f in files if f.path == target), None)
+        others = [f for f in files if f.path != target]
+        shown = str(target.relative_to(root))
+        if at_target is None and target.exists():
+            # another page's (or the user's own) file holds this page's place: keep it aside
+            report.refused.append((shown, "the page's place holds a file of another page"))
+            return
+        keep = at_target
+        if keep is None:  # moved or renamed: the newest edited copy comes back
+            edited = [f for f in others if f.revision == page.revision and f.digest != wanted]
+            exact = [f for f in others if f.digest == wanted]
+            keep = next(iter(edited or exact), None)
+            if keep is not None:
+                if not report.dry_run:
+                    keep.path.replace(target)
+                report.moved.append((str(keep.path.relative_to(root)), shown))
+                others.remove(keep)
+                keep = FileState(target, keep.id, keep.revision, keep.digest)
+        for other in others:  # stale duplicates of this page
+            report.removed.append(str(other.path.relative_to(root)))
+            if not report.dry_run:
+                self._remove(other.path)
+        if keep is None:
+            if not report.dry_run:
+                self._write(target, page.markdown)
+            report.written.append(shown)
+        elif keep.digest == wanted:
+            self._wrote[target] = wanted
+            if not report.moved or report.moved[-1][1] != shown:
+                report.intact += 1
+        elif self._unedited(uid, page, keep):  # a stale copy of an older revision
+            if not report.dry_run:
+                self._write(target, page.markdown)
+            report.replaced.append(shown)
+        else:  # edited (against this revision or an older one): the sync reads it
+            report.edited.append(shown)
+
+    # -- the change feed -----------------------------------------------------------------
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> int:
+        """Write the files of the pages among ``nodes`` (remove those of pages that are
+        gone); how many files changed."""
+        prefix = UserGraphs(uid).node_base + "page/"
+        pages = {URIRef(str(n).split("#", 1)[0]) for n in nodes if str(n).startswith(prefix)}
+        changed = 0
+        for node in sorted(pages):
+            page = self._page(uid, node)
+            if page is not None:
+                changed += self.write(uid, page)
+            else:
+                changed += self._remove_page(uid, page_id(node))
+        return changed
+
+    def _remove_page(self, uid: str, pid: str) -> int:
+        """Remove every file of the page ``pid`` (it is gone from the store)."""
+        states, _ = self.scan(uid)
+        gone = [s.path for s in states if s.id == pid]
+        for path in gone:
+            self._remove(path)
+        return len(gone)

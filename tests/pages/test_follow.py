@@ -1,0 +1,182 @@
+"""Pages follow every committed change, and each change reaches the vault: real on-disk
+Oxigraph and Kùzu, the real gate, the change feed, and real files in ``tmp_path``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rdflib import URIRef
+
+from kgmem.api.services import Services
+from kgmem.config import Settings
+from kgmem.memory.entities import self_entity
+from kgmem.memory.source_inputs import MessageIn
+from kgmem.pages import front_matter_ids, page_iri, stored_page
+from kgmem.store import Changeset, Quad, UserGraphs
+from kgmem.vocab import KGM
+from tests.index.wired import remember, settled, wired
+
+ALICE = self_entity("alice")
+KG = UserGraphs("alice").kg
+_LINK = re.compile(r"\[\[([^\]|]+)\|")
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The vault on: pages follow every change and reach their files."""
+    return replace(settings, vault="on")
+
+
+@pytest.fixture
+def services(settings: Settings) -> Services:
+    wired_services = wired(settings)
+    yield wired_services
+    wired_services.close()
+
+
+def memory_dir(services: Services) -> Path:
+    assert services.vault is not None
+    return services.vault.memory("alice")
+
+
+def files(services: Services) -> dict[str, str]:
+    root = memory_dir(services)
+    return {str(p.relative_to(root)): p.read_text("utf-8") for p in sorted(root.rglob("*.md"))}
+
+
+def page_text(services: Services, entity: URIRef) -> str:
+    stored = stored_page(services.store, services.queries, KG, entity)
+    assert stored is not None and stored.markdown is not None
+    return stored.markdown
+
+
+def entity_named(services: Services, name: str) -> URIRef:
+    for quad in services.store.quads(KG, None, KGM.name):
+        if str(quad.object) == name:
+            return URIRef(quad.subject)
+    raise AssertionError(f"no entity named {name}")
+
+
+def test_a_draft_writes_the_pages_of_its_entities_and_their_files(services: Services) -> None:
+    memory = remember(services, 1, "Acme")
+    services.feed.drain("alice")
+    found = files(services)
+    assert sorted(found) == ["entities/acme.md", "entities/alice.md"]
+    alice = found["entities/alice.md"]
+    assert alice == page_text(services, ALICE)  # the stored Markdown, byte for byte
+    assert front_matter_ids(alice) == (str(page_iri("alice", ALICE)).rsplit("/", 1)[-1], 1)
+    assert "[[Memory/entities/acme|Acme]]" in alice
+    assert f"[m:{str(memory).rsplit('/', 1)[-1][:8]}]" in alice
+    for target in _LINK.findall(alice):  # every wikilink names a file of the vault
+        assert (memory_dir(services).parent / f"{target}.md").is_file(), target
+
+
+def test_a_later_draft_about_the_same_entity_writes_a_new_revision(services: Services) -> None:
+    remember(services, 1, "Acme")
+    services.feed.drain("alice")
+    remember(services, 2, "Globex")
+    services.feed.drain("alice")
+    alice = files(services)["entities/alice.md"]
+    assert front_matter_ids(alice)[1] == 2
+    assert "[[Memory/entities/globex|Globex]]" in alice and "entities/globex.md" in files(services)
+    stored = stored_page(services.store, services.queries, KG, ALICE)
+    assert stored is not None and stored.latest == 2  # the first revision is kept
+
+
+def test_pages_follow_in_the_background_with_no_drain_asked(services: Services) -> None:
+    remember(services, 1, "Acme")
+    settled(services)
+    assert "entities/alice.md" in files(services)
+    assert files(services)["entities/alice.md"] == page_text(services, ALICE)
+
+
+def test_archiving_and_forgetting_take_a_memory_off_its_pages(services: Services) -> None:
+    job = remember(services, 1, "Acme")
+    other = remember(services, 2, "Globex")
+    services.feed.drain("alice")
+    cited = f"[m:{str(job).rsplit('/', 1)[-1][:8]}]"
+    assert cited in files(services)["entities/alice.md"]
+    services.lifecycle.archive("alice", job)
+    services.feed.drain("alice")
+    assert cited not in files(services)["entities/alice.md"]
+    gone = f"[m:{str(other).rsplit('/', 1)[-1][:8]}]"
+    assert gone in files(services)["entities/globex.md"]
+    services.lifecycle.forget("alice", other)  # a forget drains at once, in this thread
+    assert gone not in files(services)["entities/alice.md"]
+    assert gone not in files(services)["entities/globex.md"]
+
+
+def test_the_pages_own_commits_leave_every_projection_level(settings: Settings) -> None:
+    services = wired(settings)
+    try:
+        remember(services, 1, "Acme")
+        services.feed.drain("alice")
+        assert services.feed.pending("alice") == 0
+        assert services.projection.unlevel() == []  # its stamp covers the page commits
+    finally:
+        services.close()
+    again = wired(settings)  # a restart compares no user: nothing is behind
+    try:
+        assert again.index.reconciled == () and again.index.drained == 0
+    finally:
+        again.close()
+
+
+def test_an_entity_that_is_gone_loses_its_page_and_file(services: Services) -> None:
+    remember(services, 1, "Acme")
+    services.feed.drain("alice")
+    acme = entity_named(services, "Acme")
+    assert "entities/acme.md" in files(services)
+    # merged into another entity (as a consolidation pass does): Acme has no page of its own
+    services.store.commit(Changeset.of([Quad(acme, KGM.mergedInto, ALICE, KG)]))
+    services.feed.drain("alice")
+    assert stored_page(services.store, services.queries, KG, acme) is None
+    assert "entities/acme.md" not in files(services)
+    assert not list(services.store.quads(KG, page_iri("alice", acme)))
+
+
+def test_a_crash_between_the_page_and_its_file_is_repaired_at_start(settings: Settings) -> None:
+    root = settings.vault_dir("alice")
+    root.mkdir(parents=True)
+    (root / "Memory").write_text("not a folder", "utf-8")  # every file write fails
+    services = wired(settings)
+    try:
+        remember(services, 1, "Acme")
+        services.feed.drain("alice")
+        assert stored_page(services.store, services.queries, KG, ALICE) is not None
+        assert services.feed.pending("alice") > 0  # the vault failed: its entries are kept
+    finally:
+        services.feed.stop()  # a crash: nothing more is drained
+        services.close()
+    (root / "Memory").unlink()
+    again = wired(settings)  # start-up drains what was left, and reconciles
+    try:
+        [report] = again.reconcile_vaults()
+        assert report.pages == 2 and report.intact == 2
+        assert (root / "Memory/entities/alice.md").read_text("utf-8") == page_text(again, ALICE)
+    finally:
+        again.close()
+
+
+def test_a_vault_named_in_settings_is_used_for_that_user_only(
+    settings: Settings, tmp_path: Path
+) -> None:
+    obsidian = tmp_path / "Obsidian" / "Alice's notes"
+    (obsidian / "Daily").mkdir(parents=True)
+    own = obsidian / "Daily" / "2026-06-01.md"
+    own.write_text("# Monday\n\nLunch with Bob.\n", "utf-8")
+    services = wired(replace(settings, vaults=f"alice={obsidian}; bob = {tmp_path / 'b'}"))
+    try:
+        remember(services, 1, "Acme")
+        message = MessageIn(chat="c9", turn=1, role="user", text="I work at Initech.")
+        services.sources.ingest_message("carol", message)
+        services.feed.drain("alice")
+        assert (obsidian / "Memory" / "entities" / "alice.md").is_file()
+        assert own.read_text("utf-8") == "# Monday\n\nLunch with Bob.\n"  # never written
+        assert services.settings.vault_dir("carol") == settings.home / "vault" / "carol"
+        assert services.settings.vault_dir("bob") == tmp_path / "b"
+    finally:
+        services.close()
