@@ -307,7 +307,7 @@ class Vault:
             # another page's (or the user's own) file holds this page's place: keep it aside
             report.refused.append((shown, "the page's place holds a file of another page"))
             return
-        keep = at_target
+        keep, moved = at_target, False
         if keep is None:  # moved or renamed: the newest edited copy comes back
             edited = [f for f in others if f.revision == page.revision and f.digest != wanted]
             exact = [f for f in others if f.digest == wanted]
@@ -316,6 +316,7 @@ class Vault:
                 if not report.dry_run:
                     keep.path.replace(target)
                 report.moved.append((str(keep.path.relative_to(root)), shown))
+                moved = True
                 others.remove(keep)
                 keep = FileState(target, keep.id, keep.revision, keep.digest)
         for other in others:  # stale duplicates of this page
@@ -328,7 +329,7 @@ class Vault:
             report.written.append(shown)
         elif keep.digest == wanted:
             self._wrote[target] = wanted
-            if not report.moved or report.moved[-1][1] != shown:
+            if not moved:
                 report.intact += 1
         elif self._unedited(uid, page, keep):  # a stale copy of an older revision
             if not report.dry_run:

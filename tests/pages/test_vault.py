@@ -12,12 +12,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from rdflib import URIRef
 
 from kgmem.api.services import Services
 from kgmem.config import Settings
 from kgmem.memory.entities import self_entity
 from kgmem.pages import Vault, front_matter_ids, stored_page
 from kgmem.store import UserGraphs
+from kgmem.vocab import KGM
 from tests.conftest import REPO
 from tests.index.wired import remember, wired
 
@@ -107,12 +109,8 @@ def test_a_moved_page_that_was_also_edited_comes_back_with_the_edit(scene: Scene
 def test_a_stale_copy_of_an_older_revision_is_replaced(scene: Scene) -> None:
     page = stored_page(scene.services.store, scene.services.queries, KG, ALICE)
     assert page is not None and page.latest == 2
-    first = next(scene.services.store.quads(KG, page.page.__class__(f"{page.page}#r1"))).subject
-    [old] = [
-        str(q.object)
-        for q in scene.services.store.quads(KG, first)
-        if q.predicate.endswith("markdown")
-    ]
+    first = URIRef(f"{page.page}#r1")
+    [old] = [str(q.object) for q in scene.services.store.quads(KG, first, KGM.markdown)]
     (scene.memory / "entities/alice.md").write_text(old, "utf-8")  # restored from a backup
     report = scene.vault.reconcile("alice")
     assert report.replaced == ["Memory/entities/alice.md"] and report.edited == []
@@ -122,11 +120,8 @@ def test_a_stale_copy_of_an_older_revision_is_replaced(scene: Scene) -> None:
 def test_an_old_copy_someone_edited_is_kept_for_the_sync(scene: Scene) -> None:
     page = stored_page(scene.services.store, scene.services.queries, KG, ALICE)
     assert page is not None
-    [old] = [
-        str(q.object)
-        for q in scene.services.store.quads(KG, page.page.__class__(f"{page.page}#r1"))
-        if q.predicate.endswith("markdown")
-    ]
+    first = URIRef(f"{page.page}#r1")
+    [old] = [str(q.object) for q in scene.services.store.quads(KG, first, KGM.markdown)]
     edited = old.replace("# Alice", "# Alice\n\nLives in Lisbon.")
     (scene.memory / "entities/alice.md").write_text(edited, "utf-8")
     report = scene.vault.reconcile("alice")
