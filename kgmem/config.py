@@ -199,7 +199,7 @@ class Settings:
         60.0, "Seconds one model call may take before it fails.", minimum=1
     )
     vault: str = _setting(
-        "off",
+        "on",
         "on: every entity's page follows each committed change and is kept as a Markdown "
         "file in its user's vault; off: pages are written by consolidation passes only.",
         choices=("on", "off"),

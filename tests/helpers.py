@@ -10,9 +10,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["MCP_INIT", "holding", "load_benchmark", "on_the_loop_when_called"]
+from kgmem.store import Quad, UserGraphs
+from kgmem.vocab import KGM, RDF
+
+if TYPE_CHECKING:
+    from kgmem.api.services import Services
+
+__all__ = [
+    "MCP_INIT",
+    "holding",
+    "load_benchmark",
+    "memory_state",
+    "on_the_loop_when_called",
+]
 
 _BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -78,3 +90,27 @@ def on_the_loop_when_called(calls: list[bool], wrapped: Callable[..., Any]) -> C
         return wrapped(*args, **kwargs)
 
     return record
+
+
+def memory_state(services: Services, uid: str) -> tuple[set[Quad], dict[str, str]]:
+    """``uid``'s memory once every projection has caught up: the quads of its kg and
+    quarantine graphs but pages and their revisions, and each page's current Markdown by
+    path with its revision number left out (pages keep their history: a state brought back
+    is the same page text at a new revision)."""
+    assert services.settle(), "the outbox did not empty"
+    graphs = UserGraphs(uid)
+    store = services.store
+    paged = {q.subject for q in store.quads(graphs.kg, None, RDF.type, KGM.Page)}
+    paged |= {q.subject for q in store.quads(graphs.kg, None, RDF.type, KGM.PageRevision)}
+    quads = {
+        q for g in (graphs.kg, graphs.quarantine) for q in store.quads(g) if q.subject not in paged
+    }
+    texts: dict[str, str] = {}
+    for quad in store.quads(graphs.kg, None, KGM.path):
+        current = next(iter(store.quads(graphs.kg, quad.subject, KGM.currentRevision)), None)
+        if current is None:
+            continue
+        for text in store.quads(graphs.kg, current.object, KGM.markdown):
+            lines = str(text.object).split("\n")
+            texts[str(quad.object)] = "\n".join(x for x in lines if not x.startswith("revision: "))
+    return quads, texts

@@ -193,14 +193,26 @@ class Services:
             "search": self.lexical.renewing(),
         }
 
+    def settle(self, rounds: int = 5) -> bool:
+        """Bring every projection (graph, search, and with the vault on the pages and their
+        files) level with every commit made so far, in this thread; whether the outbox is
+        empty (a target that keeps failing leaves its entries for the retry)."""
+        for _ in range(rounds):
+            if not self.feed.waiting():
+                return True
+            self.feed.drain_all()
+        return not self.feed.waiting()
+
     def reset_user(self, uid: str) -> ResetReport:
         """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
-        cache of theirs: the projections are purged by the commit itself, the lexical index
-        and the effective ontology here."""
+        cache of theirs: the projections are purged by the commit itself, the lexical index,
+        the effective ontology and the vault's ``Memory/`` folder here."""
         report = reset_user(self.store, uid)
         self.feed.drain(uid)
         self.lexical.drop(uid)
         self.ontology.invalidate(uid)
+        if self.vault is not None:
+            self.vault.clear(uid)
         return report
 
     def close(self) -> None:

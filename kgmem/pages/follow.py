@@ -26,7 +26,10 @@ from dataclasses import dataclass, field
 from rdflib import URIRef
 
 from kgmem.clock import Clock
+from kgmem.errors import GraphNameError
 from kgmem.index.base import Links
+from kgmem.memory.ids import NodeKind, parse_node
+from kgmem.memory.model import MemoryStatus
 from kgmem.ontology import OntologyService, ValidationService
 from kgmem.pages.content import PageInput, read_page_input, with_links
 from kgmem.pages.render import render_page
@@ -34,6 +37,7 @@ from kgmem.pages.revisions import (
     PageDraft,
     page_iri,
     page_path,
+    redaction_quads,
     removal_quads,
     revision_quads,
     stored_page,
@@ -77,8 +81,10 @@ def prepare_pages(
         if entity in found or entity in gone:
             continue
         page = read_page_input(store, queries, uid, entity, effective)
-        if page is None:
-            gone.append(entity)
+        if page is None or (
+            not page.facts and not page.memories and not _named(store, queries, uid, entity)
+        ):
+            gone.append(entity)  # gone, or nothing is said of it: no page
             continue
         found[entity] = page
         for target in (URIRef(f.target) for f in page.facts if f.target):
@@ -94,6 +100,12 @@ def prepare_pages(
                 links[fact.target] = vault_link(str(quad.object))
     inputs = tuple(with_links(page, links) for page in found.values())
     return Prepared(inputs, tuple(gone), reserved)
+
+
+def _named(store: TripleStore, queries: QueryRegistry, uid: str, entity: URIRef) -> bool:
+    """Whether an active memory's claim names ``entity`` (a page links to it)."""
+    binding = {"graph": UserGraphs(uid).kg, "entity": entity, "status": MemoryStatus.ACTIVE.iri}
+    return bool(store.select(queries["pages/entity_named"], binding))
 
 
 def _has_page(store: TripleStore, uid: str, entity: URIRef) -> bool:
@@ -128,8 +140,27 @@ class PageFollower:
     def refresh(
         self, uid: str, nodes: Iterable[URIRef], links: Links | None = None
     ) -> PagesWritten:
+        nodes = list(nodes)
         entities = self.entities(uid, nodes, links)
-        return self.write(uid, entities) if entities else PagesWritten()
+        if not entities:
+            return PagesWritten()
+        return self.write(uid, entities, forgotten=self._forgotten(uid, nodes))
+
+    def _forgotten(self, uid: str, nodes: Iterable[URIRef]) -> list[str]:
+        """The citation ids (``m:`` and the first 8 hex digits) of the memories among
+        ``nodes`` that are in none of the user's graphs any more: forgotten."""
+        graphs = UserGraphs(uid)
+        found = []
+        for node in nodes:
+            try:
+                _, kind, local = parse_node(node)
+            except GraphNameError:
+                continue
+            if kind is NodeKind.MEMORY and not any(
+                any(True for _ in self._store.quads(g, node)) for g in graphs.standing
+            ):
+                found.append("m:" + local[:8])
+        return found
 
     def entities(
         self, uid: str, nodes: Iterable[URIRef], links: Links | None = None
@@ -171,9 +202,14 @@ class PageFollower:
     def _is_entity(self, graph: URIRef, node: URIRef) -> bool:
         return any(True for _ in self._store.quads(graph, node, RDF.type, KGM.Entity))
 
-    def write(self, uid: str, entities: Iterable[URIRef]) -> PagesWritten:
+    def write(
+        self, uid: str, entities: Iterable[URIRef], forgotten: Iterable[str] = ()
+    ) -> PagesWritten:
         """Store a new revision of each page of ``entities`` whose input changed, and remove
-        the pages of those that no longer exist, validated, in one transaction."""
+        the pages of those that no longer exist (or of which nothing is said), validated, in
+        one transaction. ``forgotten``: citation ids of forgotten memories, whose words are
+        emptied from every revision of these pages that showed them."""
+        forgotten = sorted(set(forgotten))
         done = PagesWritten()
         now = self._clock.now()
         graph = UserGraphs(uid).kg
@@ -196,6 +232,12 @@ class PageFollower:
                     prepared.reserved,
                 )
                 done.written.append(node)
+                add += more
+                remove += less
+            for page in prepared.inputs if forgotten else ():  # (a page gone goes whole)
+                more, less = redaction_quads(
+                    self._store, self._queries, uid, page_iri(uid, page.entity), forgotten
+                )
                 add += more
                 remove += less
             for entity in prepared.gone:

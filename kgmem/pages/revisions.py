@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
@@ -31,6 +32,7 @@ __all__ = [
     "page_iri",
     "page_path",
     "page_writer",
+    "redaction_quads",
     "removal_quads",
     "revision_quads",
     "stamped",
@@ -205,3 +207,33 @@ def revision_quads(
         remove += list(store.quads(graph, page, KGM.title))
         add.append(Quad(page, KGM.title, Literal(name), graph))
     return page, add, remove
+
+
+def redaction_quads(
+    store: TripleStore, queries: QueryRegistry, uid: str, page: URIRef, citations: Iterable[str]
+) -> tuple[list[Quad], list[Quad]]:
+    """The quads that empty every revision of ``page`` citing any of ``citations`` (the
+    ``m:`` ids of forgotten memories): its Markdown becomes a notice, keeping the page id,
+    revision number and content hash (the hash lets the vault still tell a stale copy of
+    that revision, and remove it). A forgotten memory's words do not outlive it in history."""
+    graph = UserGraphs(uid).kg
+    add: list[Quad] = []
+    remove: list[Quad] = []
+    for citation in sorted(set(citations)):
+        binding: dict[str, URIRef | Literal] = {
+            "graph": graph,
+            "page": page,
+            "citation": Literal(citation),
+        }
+        for row in store.select(queries["pages/revisions_citing"], binding):
+            revision, markdown = URIRef(row["revision"]), row["markdown"]
+            number = revision.rsplit("#r", 1)[-1]
+            notice = (
+                f'---\nid: "{page_id(page)}"\nrevision: {number}\nredacted: true\n---\n\n'
+                "This revision showed a memory that was forgotten; its text is gone.\n"
+            )
+            quad = Quad(revision, KGM.markdown, markdown, graph)
+            if quad not in remove:
+                remove.append(quad)
+                add.append(Quad(revision, KGM.markdown, Literal(notice), graph))
+    return add, remove

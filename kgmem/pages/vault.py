@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -153,6 +154,18 @@ class Vault:
     def wrote(self, path: Path) -> str | None:
         """The digest of what kgmem last wrote at ``path`` (its own writes are no edits)."""
         return self._wrote.get(path)
+
+    def clear(self, uid: str) -> int:
+        """Remove ``uid``'s ``Memory/`` folder (their memory was reset; the rest of the vault
+        is theirs and stays); how many files went. A symbolic link there is not followed."""
+        memory = self.memory(uid)
+        if memory.is_symlink() or not memory.is_dir():
+            return 0
+        files = [Path(d) / f for d, _, names in os.walk(memory) for f in names]
+        shutil.rmtree(memory)
+        for path in [p for p in self._wrote if p.is_relative_to(memory)]:
+            del self._wrote[path]
+        return len(files)
 
     # -- the store's side --------------------------------------------------------------
 

@@ -60,7 +60,9 @@ class ApiServer:
         )
 
     def snapshot(self) -> set[Any]:
-        """Every stored quad but the projections' outbox (drained in the background)."""
+        """Every stored quad but the projections' outbox, once the projections (pages
+        too) have caught up with every commit."""
+        assert self.app.state.services.settle(), "the outbox did not empty"
         quads = self.app.state.services.store.quads()
         return {q for q in quads if not str(q.graph).endswith(":outbox")}
 

@@ -132,6 +132,10 @@ def test_a_reset_drops_one_users_memory_everywhere_and_keeps_the_account(
         theirs = allergy(ben, "b1", "sesame")
         assert search_ids(ann, "sesame") == [mine] and search_ids(ben, "sesame") == [theirs]
         assert services.lexical.size("ann") > 0
+        assert services.settle()
+        vault = services.vault
+        assert {p.name for p in vault.memory("ann").rglob("*.md")} >= {"sesame.md"}
+        (vault.root("ann") / "Daily.md").write_text("my own note\n")  # not kgmem's to drop
         url = "/api/admin/users/ann/reset"
         assert ann.post(url, json={"confirm": "ann"}).status_code == 403
         wrong = root.post(url, json={"confirm": "ben"})
@@ -153,6 +157,9 @@ def test_a_reset_drops_one_users_memory_everywhere_and_keeps_the_account(
         rows = services.projection.rows("ann")
         assert not any(getattr(rows, f.name) for f in rows.__dataclass_fields__.values())
         assert services.lexical.size("ann") == 0
+        assert not vault.memory("ann").exists()  # the pages' files went with the pages
+        assert (vault.root("ann") / "Daily.md").read_text() == "my own note\n"
+        assert {p.name for p in vault.memory("ben").rglob("*.md")} >= {"sesame.md"}
         assert search_ids(ben, "sesame") == [theirs]
         again = allergy(ann, "a1", "walnuts")  # the same chat id starts afresh
         assert search_ids(ann, "walnuts") == [again]

@@ -54,10 +54,13 @@ def allergy(client: httpx.Client, chat: str, food: str) -> str:
     return memory
 
 
-def search_ids(client: httpx.Client, q: str, **params: Any) -> list[str]:
+def search_ids(
+    client: httpx.Client, q: str, kinds: tuple[str, ...] = ("memory",), **params: Any
+) -> list[str]:
+    """The ids of the hits of ``kinds`` (memories; pages and notes are hits too)."""
     answer = client.get("/api/search", params={"q": q, **params})
     assert answer.status_code == 200, answer.text
-    return [hit["id"] for hit in answer.json()["results"]]
+    return [hit["id"] for hit in answer.json()["results"] if hit["kind"] in kinds]
 
 
 # -- each route's stored effect ----------------------------------------------------------
@@ -200,7 +203,8 @@ def test_lifecycle_actions_revert_and_forget(rest: ApiServer) -> None:
         assert feed[1]["reverted_by"] == feed[0]["id"]
         assert act("forget")["decision"].startswith("urn:kgmem:forgotten:")
         assert c.get(url).status_code == 404
-        assert search_ids(c, "kiwi") == []
+        # nothing else is said of kiwi: its page went with the memory, in the same call
+        assert search_ids(c, "kiwi", kinds=("memory", "page", "note")) == []
         assert c.get("/api/memories").json()["memories"] == []
 
 

@@ -194,12 +194,13 @@ def test_past_the_resident_bound_the_least_used_user_is_saved_and_let_go(
     _seed(settings)
     services = wired(settings)
     try:
+        # documents: alice's 2 memories and 3 pages (alice, Acme, Globex); bob's 1 and 2
         index = LexicalIndex(
-            services.store, services.queries, directory=settings.search_dir, resident=2
+            services.store, services.queries, directory=settings.search_dir, resident=5
         )
-        assert index.open("alice") == 2 and list(index.resident()) == ["alice"]
-        assert index.open("bob") == 1
-        assert list(index.resident()) == ["bob"]  # alice (2) + bob (1) > 2: alice goes
+        assert index.open("alice") == 5 and list(index.resident()) == ["alice"]
+        assert index.open("bob") == 3
+        assert list(index.resident()) == ["bob"]  # alice (5) + bob (3) > 5: alice goes
         assert index.search("alice", "Globex", 1)  # loaded again from its file
         assert index.origin("alice") == "saved" and list(index.resident()) == ["alice"]
     finally:
@@ -315,9 +316,10 @@ def test_a_loaded_shard_ranks_exactly_as_the_one_rebuilt_from_the_store(
         settled(services)
         queries = ["Acme", "work", "Globex Initech", "labs", "where do I work", "nothing"]
         built = LexicalIndex(services.store, services.queries, directory=settings.search_dir)
-        assert built.rebuild("alice") == 5 and built.origin("alice") == "store"
+        # 5 memories and 6 pages (alice and each company)
+        assert built.rebuild("alice") == 11 and built.origin("alice") == "store"
         loaded = LexicalIndex(services.store, services.queries, directory=settings.search_dir)
-        assert loaded.open("alice") == 5 and loaded.origin("alice") == "saved"
+        assert loaded.open("alice") == 11 and loaded.origin("alice") == "saved"
         for query in queries:
             assert loaded.search("alice", query, 50) == built.search("alice", query, 50), query
             terms = query.lower().split()

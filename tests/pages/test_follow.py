@@ -104,9 +104,17 @@ def test_archiving_and_forgetting_take_a_memory_off_its_pages(services: Services
     assert cited not in files(services)["entities/alice.md"]
     gone = f"[m:{str(other).rsplit('/', 1)[-1][:8]}]"
     assert gone in files(services)["entities/globex.md"]
+    remember(services, 3, "Initech")  # something is still said of alice
+    services.feed.drain("alice")
+    assert gone in files(services)["entities/alice.md"]
     services.lifecycle.forget("alice", other)  # a forget drains at once, in this thread
-    assert gone not in files(services)["entities/alice.md"]
-    assert gone not in files(services)["entities/globex.md"]
+    on_disk = files(services)
+    assert gone not in on_disk["entities/alice.md"] and "Initech" in on_disk["entities/alice.md"]
+    assert "entities/globex.md" not in on_disk  # nothing else is said of Globex: no page
+    # no revision kept in the history still shows the forgotten memory's words
+    history = [str(q.object) for q in services.store.quads(KG, None, KGM.markdown)]
+    assert len(history) >= 4 and not any(gone in t or "Globex" in t for t in history)
+    assert sum("redacted: true" in t for t in history) >= 2
 
 
 def test_the_pages_own_commits_leave_every_projection_level(settings: Settings) -> None:

@@ -26,6 +26,7 @@ from kgmem.pipeline.periodic import PeriodicReport
 from kgmem.pipeline.periodic_procedures import common_steps, split_steps, trigger_phrase
 from kgmem.store import Quad, UserGraphs
 from kgmem.vocab import KGM, SDO
+from tests.helpers import memory_state
 
 UID = "alice"
 G = UserGraphs(UID)
@@ -113,8 +114,8 @@ def _of_kind(services: Services, kind: MemoryKind) -> list[URIRef]:
     return [m.iri for m in listing.memories(UID, kind=kind)]
 
 
-def _state(services: Services) -> set[Quad]:
-    return {*services.store.quads(G.kg), *services.store.quads(G.quarantine)}
+def _state(services: Services) -> tuple[set[Quad], dict[str, str]]:
+    return memory_state(services, UID)
 
 
 def _entity(services: Services, name: str) -> URIRef:
