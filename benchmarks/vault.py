@@ -18,7 +18,7 @@ each on the same vault folder:
 
 Prints a table (seconds, files per second, what the report says) and last
 ``vault_reconcile_10k_s=<the damaged run's seconds>`` (the goal: <= 10 s at 10,000 pages).
-Reading an edit back as a memory operation is not built yet: no edit latency is measured.
+How long an edit takes to become a memory operation: ``benchmarks/vault_edit.py``.
 """
 
 from __future__ import annotations

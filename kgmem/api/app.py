@@ -79,6 +79,7 @@ def create_app(
         stop = threading.Event()
         warming = threading.Thread(target=_warm, args=(built, stop), name="kgmem-warm", daemon=True)
         try:
+            built.watch_vaults()  # edits to vault pages are read as they are made, from now on
             warming.start()
             jobs.start()
             async with mcp.running():

@@ -64,7 +64,7 @@ from kgmem.ontology import (
     check_bundled,
     ensure_bundled,
 )
-from kgmem.pages import PageFollower, Vault, VaultReport
+from kgmem.pages import PageFollower, Vault, VaultReport, VaultSync, VaultWatcher
 from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
@@ -123,6 +123,8 @@ class Services:
     sparql: UserQueries  # users' own SPARQL queries (closed with the services)
     pages: PageFollower
     vault: Vault | None  # None: settings.vault is off, or the in-memory mode
+    sync: VaultSync | None  # reads edits made in the vault (None with no vault)
+    watcher: VaultWatcher | None  # hands the sync each edited file (started by the server)
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
     warmed: threading.Event = field(default_factory=threading.Event)  # set once warm() ends
     repairs: list[ReconcileReport] = field(default_factory=list)  # what repair() found
@@ -170,18 +172,29 @@ class Services:
         return found
 
     def reconcile_vaults(self, stop: threading.Event | None = None) -> list[VaultReport]:
-        """Bring every user's vault level with their stored pages (a report each)."""
-        if self.vault is None:
+        """Bring every user's vault level with their stored pages (a report each), then
+        read back the files edited while nothing watched them."""
+        if self.vault is None or self.sync is None:
             return []
         found = []
         for uid in sorted(StoreReader(self.store, self.queries).users()):
             if stop is not None and stop.is_set():
                 break
             try:
-                found.append(self.vault.reconcile(uid))
+                report = self.vault.reconcile(uid)
+                found.append(report)
+                for edited in report.edited:
+                    self.sync.read(uid, report.root / edited)
             except Exception:  # that user's next start tries again; the others go on
                 log.exception("reconciling the vault of %s failed", uid)
         return found
+
+    def watch_vaults(self) -> bool:
+        """Start reading edits made in the vaults as they are made (the server does)."""
+        if self.watcher is None:
+            return False
+        self.watcher.start()
+        return True
 
     def repairing(self) -> dict[str, list[str]]:
         """What start-up left to repair and is not repaired yet, by projection: the users
@@ -219,6 +232,8 @@ class Services:
         """Drain the feed (unless it was stopped) and save the search index (what is not
         drained waits for the next start), stop the feed, close the projection, then the
         store if these services opened it."""
+        if self.watcher is not None:
+            self.watcher.stop()  # no edit is read on a closing store
         try:
             draining = self.feed.running  # a stopped feed stays stopped: nothing drains
             self.feed.stop()
@@ -320,6 +335,11 @@ def build_services(
     )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)
     context = PromptContext(store, queries, clock, ContextLimits.from_settings(settings))
+    sync = watcher = None
+    if vault is not None:
+        sync = VaultSync(store, queries, vault, sources, gate, lifecycle, ontology, feed.drain)
+        users = StoreReader(store, queries).users
+        watcher = VaultWatcher(sync, vault, lambda: sorted(users()))
     feed.start()
     return Services(
         settings=settings,
@@ -350,6 +370,8 @@ def build_services(
         sparql=_user_queries(settings, store),
         pages=pages,
         vault=vault,
+        sync=sync,
+        watcher=watcher,
     )
 
 

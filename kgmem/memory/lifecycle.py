@@ -138,6 +138,52 @@ class Lifecycle:
             "restored",
         )
 
+    def retire(
+        self,
+        uid: str,
+        memory: URIRef,
+        status: MemoryStatus,
+        reason: str,
+        actor: str = "person",
+        *,
+        by: URIRef | None = None,
+    ) -> URIRef:
+        """Take an active memory off the record as ``status``: outdated (it held, it holds no
+        more), erroneous (it never held) or superseded (by the memory ``by``, which then
+        records that it supersedes it)."""
+        actions = {
+            MemoryStatus.OUTDATED: Action.OUTDATED,
+            MemoryStatus.ERRONEOUS: Action.ERRONEOUS,
+            MemoryStatus.SUPERSEDED: Action.SUPERSEDE,
+        }
+        if status not in actions or (status is MemoryStatus.SUPERSEDED) != (by is not None):
+            raise ValueError(f"cannot retire a memory as {status.value} (by={by})")
+        now = self._clock.now()
+
+        def change(r: MemoryRecord) -> MemoryRecord:
+            until = (
+                (r.valid_until or now) if status is not MemoryStatus.ERRONEOUS else r.valid_until
+            )
+            return replace(r, status=status, retired_at=now, valid_until=until)
+
+        extra = [] if by is None else [Quad(by, KGM.supersedes, memory, UserGraphs(uid).kg)]
+        return self._move(
+            uid, memory, actions[status], actor, _LIVE, change, reason, extra_add=extra
+        )
+
+    def hold(self, uid: str, memory: URIRef, reason: str, actor: str = "person") -> URIRef:
+        """Put an active memory back in the review inbox: a person is asked whether it still
+        stands (approve keeps it, reject archives it)."""
+        return self._move(
+            uid,
+            memory,
+            Action.HOLD,
+            actor,
+            _LIVE,
+            lambda r: replace(r, status=MemoryStatus.PENDING),
+            reason,
+        )
+
     def rate(self, uid: str, memory: URIRef, delta: int, actor: str = "person") -> URIRef:
         if delta not in (1, -1):
             raise LifecycleError(str(memory), "a rating is +1 or -1")

@@ -4,7 +4,9 @@ A page is a projection of one entity's current state (:mod:`kgmem.pages.content`
 it may say, :mod:`kgmem.pages.render` writes it without a model), stored as revisions in the
 user's kg graph (:mod:`kgmem.pages.revisions`) before any file is written. Pages follow every
 committed change (:class:`PageFollower`, a target of the change feed), and each user's
-vault holds them as files (:class:`Vault`).
+vault holds them as files (:class:`Vault`). An edit a person makes to a page file is read
+back as memory operations (:class:`VaultSync`, :mod:`kgmem.pages.edits`), as the watcher
+reports it (:class:`VaultWatcher`).
 """
 
 from kgmem.pages.content import (
@@ -29,7 +31,9 @@ from kgmem.pages.revisions import (
     revision_quads,
     stored_page,
 )
+from kgmem.pages.sync import SyncReport, SyncStatus, VaultSync
 from kgmem.pages.vault import FileState, PageFile, Vault, VaultReport, front_matter_ids
+from kgmem.pages.watch import VaultWatcher
 
 __all__ = [
     "MEMORY_DIR",
@@ -45,8 +49,12 @@ __all__ = [
     "PageInput",
     "PagesWritten",
     "StoredPage",
+    "SyncReport",
+    "SyncStatus",
     "Vault",
     "VaultReport",
+    "VaultSync",
+    "VaultWatcher",
     "frame_page",
     "front_matter_ids",
     "page_id",

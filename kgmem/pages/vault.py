@@ -174,6 +174,24 @@ class Vault:
         rows = self._store.select(self._queries["pages/current"], {"graph": UserGraphs(uid).kg})
         return list(_page_files(rows))
 
+    def page_by_id(self, uid: str, pid: str) -> PageFile | None:
+        """``uid``'s page whose id is ``pid`` (as a file's front matter gives it), if any."""
+        if not re.fullmatch(r"[0-9a-f]{32}", pid):
+            return None
+        return self._page(uid, URIRef(UserGraphs(uid).node_base + "page/" + pid))
+
+    def page_at(self, uid: str, relative: str) -> PageFile | None:
+        """The page whose file belongs at ``relative`` (under ``Memory/``), if any."""
+        graph = UserGraphs(uid).kg
+        rows = self._store.select(
+            self._queries["pages/page_at_path"], {"graph": graph, "path": Literal(relative)}
+        )
+        return next((p for r in rows if (p := self._page(uid, URIRef(r["page"])))), None)
+
+    def remove(self, uid: str, relative: str) -> None:
+        """Remove the file at ``relative`` under ``Memory/`` (resolved as every other)."""
+        self._remove(self.resolve(uid, relative))
+
     def _page(self, uid: str, page: URIRef) -> PageFile | None:
         rows = self._store.select(
             self._queries["pages/current"], {"graph": UserGraphs(uid).kg, "page": page}
@@ -240,6 +258,35 @@ class Vault:
         self._write(path, page.markdown)
         return True
 
+    def read(self, path: Path) -> tuple[str, str]:
+        """A page file's text and content hash; FileNotFoundError when it is not there,
+        ValueError (saying why) when it is not a file kgmem reads: a symbolic link, larger
+        than a page can be, or not UTF-8 text."""
+        if path.is_symlink():
+            raise ValueError("a symbolic link: not followed")
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_PAGE_BYTES + 1)
+        except FileNotFoundError:
+            raise
+        except IsADirectoryError:
+            raise ValueError("a folder, not a page") from None
+        except OSError as exc:
+            raise ValueError(f"cannot be read: {exc.strerror or exc}") from None
+        if len(data) > MAX_PAGE_BYTES:
+            raise ValueError(f"larger than {MAX_PAGE_BYTES} bytes")
+        try:
+            return data.decode("utf-8"), _digest(data)
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8 text") from None
+
+    def keep(self, uid: str, relative: str, text: str) -> Path:
+        """Write ``text`` at ``relative`` under ``Memory/`` (a conflict's copy): the path is
+        resolved as every other."""
+        path = self.resolve(uid, relative)
+        self._write(path, text)
+        return path
+
     def scan(self, uid: str) -> tuple[list[FileState], list[tuple[str, str]]]:
         """Every Markdown file under ``Memory/`` with what its front matter says, and the
         files refused (with why): symbolic links, files too big to be a page, unreadable."""
@@ -257,25 +304,15 @@ class Vault:
                 if not name.endswith(".md") or name.startswith("."):
                     continue
                 path = base / name
-                shown = str(path.relative_to(root))
-                if path.is_symlink():
-                    refused.append((shown, "a symbolic link: not followed"))
-                    continue
                 try:
-                    if path.stat().st_size > MAX_PAGE_BYTES:
-                        refused.append((shown, f"larger than {MAX_PAGE_BYTES} bytes"))
-                        continue
-                    data = path.read_bytes()
-                except OSError as exc:
-                    refused.append((shown, f"cannot be read: {exc.strerror or exc}"))
+                    text, digest = self.read(path)
+                except FileNotFoundError:  # removed meanwhile
                     continue
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    refused.append((shown, "not UTF-8 text"))
+                except ValueError as exc:
+                    refused.append((str(path.relative_to(root)), str(exc)))
                     continue
                 found_id, revision = front_matter_ids(text)
-                states.append(FileState(path, found_id, revision, _digest(data)))
+                states.append(FileState(path, found_id, revision, digest))
         return states, refused
 
     # -- reconciliation ----------------------------------------------------------------
