@@ -16,7 +16,8 @@ from typing import Any
 
 import platformdirs
 
-from kgmem.errors import ConfigFileError, InvalidSetting, UnknownSetting
+from kgmem.errors import ConfigFileError, GraphNameError, InvalidSetting, UnknownSetting
+from kgmem.store.graphs import check_id
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -354,6 +355,8 @@ def _coerce(name: str, raw: Any, kind: object, meta: Mapping[str, Any], origin: 
         raise InvalidSetting(name, raw, f"must be <= {high}", origin)
     if choices and value not in choices:
         raise InvalidSetting(name, raw, f"must be one of {', '.join(choices)}", origin)
+    if name == "vaults":
+        _check_vaults(str(value), raw, origin)
     wanted = meta.get("permutation_of", ())
     if wanted and sorted(p.strip() for p in str(value).split(",")) != sorted(wanted):
         raise InvalidSetting(
@@ -363,3 +366,30 @@ def _coerce(name: str, raw: Any, kind: object, meta: Mapping[str, Any], origin: 
             origin,
         )
     return value
+
+
+def _check_vaults(value: str, raw: Any, origin: str) -> None:
+    """``user=directory`` pairs separated by ``;``: each user once, each directory absolute
+    (``~`` is expanded), and no vault the same as, or inside, another user's."""
+
+    def refuse(why: str) -> InvalidSetting:
+        return InvalidSetting("vaults", raw, why, origin)
+
+    seen: dict[str, Path] = {}
+    for pair in (p for p in value.split(";") if p.strip()):
+        user, sep, directory = (part.strip() for part in pair.partition("="))
+        if not sep or not user or not directory:
+            raise refuse(f"{pair.strip()!r} is not user=directory")
+        try:
+            check_id(user, "user")
+        except GraphNameError as exc:
+            raise refuse(str(exc)) from None
+        if user in seen:
+            raise refuse(f"{user} is named twice")
+        path = Path(directory).expanduser()
+        if not path.is_absolute():
+            raise refuse(f"the vault of {user} is not an absolute path")
+        for other, held in seen.items():
+            if path.is_relative_to(held) or held.is_relative_to(path):
+                raise refuse(f"the vaults of {other} and {user} overlap")
+        seen[user] = path

@@ -100,6 +100,13 @@ def test_unreadable_config_file(home: Path, tmp_path: Path) -> None:
         ("concurrency", "2.5", "expected int"),
         ("log_level", "loud", "one of"),
         ("max_tags", "", "expected int"),
+        ("vault", "sometimes", "one of"),
+        ("vaults", "alice", "is not user=directory"),
+        ("vaults", "alice=Obsidian/Alice", "not an absolute path"),
+        ("vaults", "alice=/srv/a;alice=/srv/b", "named twice"),
+        ("vaults", "al ice=/srv/a", "user must be"),
+        ("vaults", "alice=/srv/v;bob=/srv/v", "overlap"),
+        ("vaults", "alice=/srv/v;bob=/srv/v/bob", "overlap"),
     ],
 )
 def test_invalid_env_values_name_the_setting(home: Path, key: str, value: str, reason: str) -> None:
@@ -131,3 +138,12 @@ def test_authority_order_must_name_each_authority_once(home: Path) -> None:
     for bad in ("user,tool,task", "user,user,task,agent", "user,tool,task,robot"):
         with pytest.raises(InvalidSetting, match="once each"):
             load_settings(env=env_for(home, KGMEM_AUTHORITY_ORDER=bad))
+
+
+def test_each_named_vault_is_that_users_and_the_others_are_under_home(home: Path) -> None:
+    settings = load_settings(
+        env=env_for(home, KGMEM_VAULTS=" alice = ~/Obsidian/Alice ; bob=/srv/b")
+    )
+    assert settings.vault_dir("alice") == Path("~/Obsidian/Alice").expanduser()
+    assert settings.vault_dir("bob") == Path("/srv/b")
+    assert settings.vault_dir("carol") == home / "vault" / "carol"

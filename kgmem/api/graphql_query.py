@@ -27,6 +27,7 @@ from kgmem.api.graphql_reads import (
     Consolidation,
     ContextPacket,
     Me,
+    PageFile,
     SearchFilters,
     SearchHit,
     SearchResults,
@@ -39,7 +40,7 @@ from kgmem.api.graphql_types import (
     Memory,
     load_memory,
 )
-from kgmem.errors import ArgumentError
+from kgmem.errors import ArgumentError, UnknownMemory
 from kgmem.memory import MemoryKind, MemoryStatus, NodeKind
 from kgmem.ontology import TermKind
 from kgmem.retrieval import Intent
@@ -222,6 +223,21 @@ class Query:
         ontology = info.context.services.ontology
         hits = await run_in_threadpool(ontology.search, query, max(1, min(limit, 50)), kind)
         return [TermMatch.from_hit(h) for h in hits]
+
+    @field(
+        "read_page: a page, playbook or note by path (as a search hit gives it) or by the "
+        "entity (IRI or name) it is of; null when the caller has none such."
+    )
+    async def page(
+        self, info: Ctx, path: str | None = None, entity: str | None = None
+    ) -> PageFile | None:
+        c = info.context
+        args = _parsed(lambda: r.ReadPageArgs.parse(plain({"path": path, "entity": entity})))
+        try:
+            found = await run_in_threadpool(r.read_page, c.services, c.principal, args)
+        except UnknownMemory:
+            return None
+        return PageFile(**found)
 
     @field("Memories waiting for review, newest first.")
     async def review_inbox(self, info: Ctx, first: int = 50) -> list[Memory]:

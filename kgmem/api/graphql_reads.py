@@ -42,6 +42,20 @@ class SearchFilters:
 
 
 @strawberry.type
+class PageFile:
+    """A page, playbook or note of the caller's, with its Markdown as stored."""
+
+    id: str
+    kind: str = strawberry.field(description="page, playbook or note")
+    title: str
+    path: str = strawberry.field(description="Vault-relative: Memory/entities/acme.md")
+    file: str | None = strawberry.field(description="The file's absolute path in the vault")
+    revision: int | None
+    of: str | None = strawberry.field(description="The entity (or procedure) it is of")
+    markdown: str
+
+
+@strawberry.type
 class SearchHit:
     id: str
     short_id: str

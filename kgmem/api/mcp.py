@@ -19,12 +19,14 @@ import logging
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
@@ -38,6 +40,7 @@ from kgmem.api.services import Services
 from kgmem.api.tools import TOOLS, call
 from kgmem.config import Settings
 from kgmem.errors import KgmemError, Unauthenticated
+from kgmem.pages import PageView
 
 __all__ = ["McpEndpoint", "mcp_server"]
 
@@ -52,6 +55,13 @@ _INSTRUCTIONS = (
 )
 
 Caller = Callable[[Any], Principal]
+
+#: Pages are resources: ``file://`` + the file's absolute path (what search and the playbook
+#: index show), or ``kgmem://page/`` + the vault path. At most MAX_RESOURCES are listed.
+PAGE_URI = "kgmem://page/"
+MARKDOWN = "text/markdown"
+MAX_RESOURCES = 1000
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
 
 
 def _result(payload: dict[str, Any], error: bool = False) -> types.CallToolResult:
@@ -99,13 +109,49 @@ def mcp_server(services: Services, caller: Caller) -> Server[Any]:
             return _error(500, "internal", "internal error (logged on the server)", None)
         return _result(found)
 
+    async def list_resources(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        uid = caller(ctx).uid
+        found = await anyio.to_thread.run_sync(services.page_reader.pages, uid, MAX_RESOURCES)
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(uri=_uri(page), name=page.path, title=page.title, mime_type=MARKDOWN)
+                for page in found
+            ]
+        )
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uid, uri = caller(ctx).uid, str(params.uri)
+        path = unquote(uri.removeprefix("file://")) if uri.startswith("file:///") else None
+        if uri.startswith(PAGE_URI):
+            path = unquote(uri.removeprefix(PAGE_URI))
+        found = None
+        if path is not None:
+            found = await anyio.to_thread.run_sync(services.page_reader.by_path, uid, path)
+        if found is None:
+            raise MCPError(RESOURCE_NOT_FOUND, f"no such page or note for this user: {uri[:200]}")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=found.markdown)]
+        )
+
     return Server(
         "kgmem",
         version=__version__,
         instructions=_INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
     )
+
+
+def _uri(page: PageView) -> str:
+    """A page's resource: its file (the path a search hit gives) or, with no vault, its
+    vault path under ``kgmem://page/``."""
+    return f"file://{quote(page.file)}" if page.file else PAGE_URI + quote(page.path)
 
 
 def _http_caller(ctx: Any) -> Principal:

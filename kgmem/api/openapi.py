@@ -78,7 +78,7 @@ def _operation(endpoint: Endpoint, settings: Settings) -> Schema:
         schema: Schema = dict(p.schema)
         if p.many:
             schema = {"type": "array", "items": schema, "minItems": 1, "maxItems": 20}
-        param: Schema = {"name": p.name, "in": "query", "required": p.name == "q"}
+        param: Schema = {"name": p.name, "in": "query", "required": p.required or p.name == "q"}
         param.update(schema=schema, description=p.description, style="form", explode=True)
         params.append(param)
     statuses = ["400", "401", "404", "409", "422"]

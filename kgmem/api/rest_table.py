@@ -26,6 +26,7 @@ class Param:
     schema: Mapping[str, Any]
     description: str = ""
     many: bool = False
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Endpoint:
     path_enums: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     fixed: Mapping[str, str] = field(default_factory=dict)
     body_schema: Mapping[str, Any] | None = None
+    operation: str = ""  # the operation id, when two routes run one tool
 
     @property
     def path_params(self) -> tuple[str, ...]:
@@ -52,7 +54,7 @@ class Endpoint:
     @property
     def operation_id(self) -> str:
         """The tool's name, and the fixed arguments' values: ``manage_memory_pin``."""
-        return "_".join((self.tool, *self.fixed.values()))
+        return self.operation or "_".join((self.tool, *self.fixed.values()))
 
     @property
     def route(self) -> str:
@@ -163,6 +165,38 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "/api/notes/{id}",
         "get_note",
         "One note by id: a short note kept with remember, or an external note's revision",
+    ),
+    Endpoint(
+        "GET",
+        "/api/pages",
+        "read_page",
+        "One page, playbook or note by its path (as a search hit gives it)",
+        query=(
+            Param(
+                "path",
+                "path",
+                _arg_schema("read_page", "path"),
+                "Its absolute path, or its path in the vault.",
+                required=True,
+            ),
+        ),
+        operation="read_page_by_path",
+    ),
+    Endpoint(
+        "GET",
+        "/api/pages/by-entity",
+        "read_page",
+        "The page of an entity (IRI or name), or the playbook of a procedure",
+        query=(
+            Param(
+                "entity",
+                "entity",
+                _arg_schema("read_page", "entity"),
+                "Its IRI or name.",
+                required=True,
+            ),
+        ),
+        operation="read_page_by_entity",
     ),
     Endpoint("POST", "/api/messages", "ingest_messages", "Ingest chat turns as sources", body=True),
     Endpoint(

@@ -64,7 +64,14 @@ from kgmem.ontology import (
     check_bundled,
     ensure_bundled,
 )
-from kgmem.pages import PageFollower, Vault, VaultReport, VaultSync, VaultWatcher
+from kgmem.pages import (
+    PageFollower,
+    PageReader,
+    Vault,
+    VaultReport,
+    VaultSync,
+    VaultWatcher,
+)
 from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
@@ -123,6 +130,7 @@ class Services:
     sparql: UserQueries  # users' own SPARQL queries (closed with the services)
     pages: PageFollower
     vault: Vault | None  # None: settings.vault is off, or the in-memory mode
+    page_reader: PageReader  # a page or note by path or by what it is of
     sync: VaultSync | None  # reads edits made in the vault (None with no vault)
     watcher: VaultWatcher | None  # hands the sync each edited file (started by the server)
     started_at: datetime = field(default_factory=lambda: SystemClock().now())
@@ -173,7 +181,8 @@ class Services:
 
     def reconcile_vaults(self, stop: threading.Event | None = None) -> list[VaultReport]:
         """Bring every user's vault level with their stored pages (a report each), then
-        read back the files edited while nothing watched them."""
+        read back the pages edited while nothing watched them, and store a new revision of
+        each note of the user's own that changed."""
         if self.vault is None or self.sync is None:
             return []
         found = []
@@ -185,6 +194,7 @@ class Services:
                 found.append(report)
                 for edited in report.edited:
                     self.sync.read(uid, report.root / edited)
+                self.sync.read_notes(uid)
             except Exception:  # that user's next start tries again; the others go on
                 log.exception("reconciling the vault of %s failed", uid)
         return found
@@ -332,14 +342,22 @@ def build_services(
         clock,
         lifecycle,
         graph=projection,
+        files=None if vault is None else vault.locate,
     )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)
-    context = PromptContext(store, queries, clock, ContextLimits.from_settings(settings))
+    context = PromptContext(
+        store,
+        queries,
+        clock,
+        ContextLimits.from_settings(settings),
+        files=None if vault is None else vault.file_path,
+    )
     sync = watcher = None
     if vault is not None:
         sync = VaultSync(store, queries, vault, sources, gate, lifecycle, ontology, feed.drain)
         users = StoreReader(store, queries).users
-        watcher = VaultWatcher(sync, vault, lambda: sorted(users()))
+        shared = settings.home / "vault"
+        watcher = VaultWatcher(sync, vault, lambda: sorted(users()), shared=shared)
     feed.start()
     return Services(
         settings=settings,
@@ -370,6 +388,7 @@ def build_services(
         sparql=_user_queries(settings, store),
         pages=pages,
         vault=vault,
+        page_reader=PageReader(store, queries, vault),
         sync=sync,
         watcher=watcher,
     )

@@ -26,12 +26,14 @@ from kgmem.api.tools_read import (
     GetNoteArgs,
     LimitArgs,
     ListMemoriesArgs,
+    ReadPageArgs,
     RetrieveArgs,
     SearchArgs,
     decisions_feed,
     get_memory,
     get_note,
     list_memories,
+    read_page,
     retrieve_memory,
     review_inbox,
     search,
@@ -71,6 +73,7 @@ __all__ = [
     "ManageAction",
     "ManageArgs",
     "OutcomeArgs",
+    "ReadPageArgs",
     "RememberArgs",
     "RetrieveArgs",
     "ReviewArgs",
@@ -88,6 +91,7 @@ __all__ = [
     "list_memories",
     "manage_memory",
     "node_id",
+    "read_page",
     "record_outcome",
     "remember",
     "retrieve_memory",
@@ -242,6 +246,20 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 obj({"id": NOTE_ID}, ("id",)),
                 lambda s, p, raw: GetNoteArgs.parse(raw, p.uid),
                 get_note,
+            ),
+            _tool(
+                "read_page",
+                "Read a page, playbook or note whole, by the path a search hit or the playbook "
+                "index gave (its absolute path) or by the entity it is about (IRI or name): "
+                "its Markdown with every fact's citations.",
+                obj(
+                    {
+                        "path": text(2000, "The page's or note's path, as a hit gives it."),
+                        "entity": text(500, "The entity (IRI or name) whose page to read."),
+                    }
+                ),
+                lambda s, p, raw: ReadPageArgs.parse(raw),
+                read_page,
             ),
             _tool(
                 "review_inbox",

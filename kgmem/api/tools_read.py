@@ -12,7 +12,7 @@ from rdflib import URIRef
 
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
-from kgmem.api.tools_args import Fields, jsonable, node_id, short_id
+from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
@@ -33,6 +33,7 @@ __all__ = [
     "GetNoteArgs",
     "LimitArgs",
     "ListMemoriesArgs",
+    "ReadPageArgs",
     "RetrieveArgs",
     "SearchArgs",
     "decisions_feed",
@@ -41,6 +42,7 @@ __all__ = [
     "get_note",
     "list_memories",
     "memory_json",
+    "read_page",
     "retrieve_memory",
     "review_inbox",
     "search",
@@ -196,6 +198,44 @@ def get_note(services: Services, principal: Principal, args: GetNoteArgs) -> dic
     out["id"] = out.pop("iri")
     out["short_id"] = short_id(record.iri)
     return out
+
+
+# -- pages -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReadPageArgs:
+    """One page or note: by ``path`` (as a search hit gives it, or a vault path) or by the
+    ``entity`` (IRI or name) it is of."""
+
+    path: str | None
+    entity: str | None
+
+    @classmethod
+    def parse(cls, raw: object) -> ReadPageArgs:
+        f = Fields(raw)
+        args = cls(f.text("path", maximum=2000), f.text("entity", maximum=500))
+        f.done()
+        if (args.path is None) == (args.entity is None):
+            raise ArgumentError("path", "give path or entity, one of them")
+        return args
+
+
+def read_page(services: Services, principal: Principal, args: ReadPageArgs) -> dict[str, Any]:
+    """A page, playbook or note of the caller's, with its Markdown as stored."""
+    uid, reader = principal.uid, services.page_reader
+    if args.path is not None:
+        found = reader.by_path(uid, args.path)
+        if found is None:
+            raise UnknownMemory(args.path[:200], "no such page or note for this user")
+        return found.as_dict()
+    assert args.entity is not None
+    listing = MemoryList(services.store, services.queries)
+    for entity in listing.entities(uid, args.entity):
+        page = reader.by_subject(uid, entity)
+        if page is not None:
+            return page.as_dict()
+    raise UnknownMemory(args.entity[:200], "no page of such an entity for this user")
 
 
 # -- search and context ------------------------------------------------------------------

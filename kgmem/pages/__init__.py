@@ -20,6 +20,7 @@ from kgmem.pages.content import (
     with_links,
 )
 from kgmem.pages.follow import PageFollower, PagesWritten, prepare_pages
+from kgmem.pages.reading import PageReader, PageView
 from kgmem.pages.render import frame_page, render_page
 from kgmem.pages.revisions import (
     MEMORY_DIR,
@@ -47,6 +48,8 @@ __all__ = [
     "PageFile",
     "PageFollower",
     "PageInput",
+    "PageReader",
+    "PageView",
     "PagesWritten",
     "StoredPage",
     "SyncReport",

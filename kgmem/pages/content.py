@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from hashlib import sha256
+from typing import ClassVar
 
 from rdflib import Literal, URIRef
 
@@ -85,6 +86,14 @@ class PageInput:
     memories: tuple[MemoryLine, ...] = ()
     truncated: bool = False  # only the newest PAGE_MEMORIES memories and PAGE_FACTS claims
     citations: tuple[str, ...] = field(init=False)
+
+    folder: ClassVar[str] = "entities"
+    classes: ClassVar[tuple[URIRef, ...]] = (KGM.Page,)
+
+    @property
+    def subject(self) -> URIRef:
+        """What the page is of: the entity."""
+        return self.entity
 
     def __post_init__(self) -> None:
         def memory_order(m: MemoryLine) -> tuple[str, datetime, str, str]:

@@ -43,12 +43,21 @@ _TRAILING = re.compile(r"(?:\s*\[m:[0-9a-f]{8,64}\])+\s*$")
 _UNESCAPE = re.compile(r"\\([\\`*_\[\]<>])")
 _WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]*))?\]\]")
 _BULLET = re.compile(r"^[-*] (.*)$")
-_FACT = re.compile(r"^\*\*(.+?)\*\*:\s*(.+)$")
-_LABEL = re.compile(r"^\*\*[^*]+\*\*:\s*")
+# "**works for**: Acme", and the colon inside the bold as many write it: "**born in:** Turin"
+_FACT = re.compile(r"^\*\*(.+?)(?:\*\*:|:\*\*)\s*(.+)$")
+_LABEL = re.compile(r"^\*\*[^*]+?(?:\*\*:|:\*\*)\s*")
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s*(.+)$")
 _STEP = re.compile(r"^\s+(?:\d{1,3}[.)]|[-*])\s+(.*)$")
 _ERRONEOUS = re.compile(
-    r"\b(wrong|erroneous|error|never|not true|untrue|false|mistake|mistaken|incorrect)\b", re.I
+    r"\b(wrong|erroneous|error|never|untrue|false|mistaken|mistake|incorrect|made up|invented"
+    r"|not (?:true|correct|right|so|real)|did(?:n'?t| not) happen|(?:is|was)(?:n'?t| not) true)\b",
+    re.I,
+)
+# what follows a strike as a note rather than a new value: "(outdated)", "no longer", "wrong"
+_NOTE = re.compile(
+    r"^[(\[].*[)\]]$|\b(outdated|obsolete|no longer|not any ?more|anymore|ended|old|stale"
+    r"|expired|done|gone|left|moved|past)\b",
+    re.I,
 )
 _RAW_ID = re.compile(r"""^id:\s*["']?([0-9a-f]{32})["']?\s*$""", re.M)
 _PLACEHOLDER = "_Nothing recorded yet._"
@@ -69,7 +78,8 @@ class PageLine:
     citations: tuple[str, ...] = ()
     struck: bool = False
     after_strike: str = ""  # what follows a strike ("wrong", "(outdated)")
-    steps: tuple[str, ...] = ()  # indented sub-lines, as written (a how-to's steps)
+    steps: tuple[str, ...] = ()  # indented sub-lines, their words (a how-to's steps)
+    step_quotes: tuple[str, ...] = ()  # the same lines as written (what quotes them)
 
     @property
     def key(self) -> str:
@@ -151,7 +161,12 @@ def _line(section: str, quote: str, steps: Iterable[str]) -> PageLine:
     head, tail = (body[: label.end()], body[label.end() :]) if label else ("", body)
     if tail.startswith("~~") and "~~" in tail[2:]:
         inner, _, rest = tail[2:].partition("~~")
-        struck, body, after = True, (head + inner).strip(), rest.strip()
+        rest = rest.strip()
+        if head and rest and not _NOTE.search(rest) and not _ERRONEOUS.search(rest):
+            body = head + rest  # "**lives in**: ~~Lyon~~ Paris": the new value after the old
+        else:
+            struck, body, after = True, (head + inner).strip(), rest
+    kept = [" ".join(step.split()) for step in steps]
     return PageLine(
         section,
         _TRAILING.sub("", quote).strip(),
@@ -159,7 +174,8 @@ def _line(section: str, quote: str, steps: Iterable[str]) -> PageLine:
         citations,
         struck,
         " ".join(after.split()),
-        tuple(" ".join(s.split()) for s in steps),
+        tuple(_words(step) for step in kept if step),
+        tuple(step for step in kept if step),
     )
 
 
@@ -167,6 +183,8 @@ def _front(text: str) -> tuple[dict[str, object], str, str]:
     if not text.startswith("---\n"):
         return {}, text, ""
     end = text.find("\n---\n", 3)
+    if end < 0 and text.endswith("\n---"):  # only front matter, no newline after it
+        end = len(text) - 4
     if end < 0:
         raise FrontMatterError("the front matter is not closed by a '---' line")
     raw, body = text[4:end], text[end + 5 :]
@@ -185,10 +203,11 @@ def read_page(text: str) -> ReadPage:
     """A page file's front matter and lines; :class:`FrontMatterError` when its front
     matter cannot be read. Lines above the first ``## `` section (kgmem's summary) are not
     the person's to change and are not read."""
-    front, body, raw_front = _front(text.replace("\r\n", "\n"))
+    front, body, raw_front = _front(text.removeprefix("\ufeff").replace("\r\n", "\n"))
     lines: list[PageLine] = []
     heading, section = "", ""
     current: _Open | None = None
+    blank = False  # a blank line after a line: the next step may still be its (loose list)
 
     def close() -> None:
         nonlocal current
@@ -209,16 +228,20 @@ def read_page(text: str) -> ReadPage:
         if not section or raw.startswith("#"):
             continue
         if not stripped:
-            close()
+            blank = True
             continue
+        after_blank, blank = blank, False
         if current is not None and (step := _STEP.match(raw)):
             current.steps.append(step.group(1))
             continue
-        if current is not None and raw[:1].isspace():  # a wrapped line goes on
-            current.quote += " " + stripped
+        if current is not None and raw[:1].isspace() and not after_blank:  # wrapped: goes on
+            if current.steps:
+                current.steps[-1] += " " + stripped
+            else:
+                current.quote += " " + stripped
             continue
         close()
-        if stripped == _PLACEHOLDER or stripped.startswith(_KGMEM_NOTES):
+        if stripped in ("-", "*", _PLACEHOLDER) or stripped.startswith(_KGMEM_NOTES):
             continue
         bullet = _BULLET.match(stripped)
         current = _Open(section, bullet.group(1) if bullet else stripped)
@@ -252,16 +275,22 @@ def page_edits(old: ReadPage, new: ReadPage) -> list[LineEdit]:
         for citation in line.citations:
             by_citation.setdefault(citation, line)
     known_words = {line.key for line in old.lines}
+    by_words = {line.key: line for line in old.lines if line.citations}
     seen: set[int] = set()
     edits: list[LineEdit] = []
     for line in new.lines:
         olds = [by_citation[c] for c in line.citations if c in by_citation]
         if not olds:
-            if line.key and line.key not in known_words and not line.struck:
+            same = by_words.get(line.key)
+            if same is not None and not line.struck:  # its citation dropped, words kept
+                seen.add(id(same))
+            elif line.key and line.key not in known_words and not line.struck:
                 edits.append(LineEdit(EditKind.ADDED, None, _uncited(line)))
             continue
         before = olds[0]
-        if id(before) in seen:  # the same old line twice: the first copy counts
+        if id(before) in seen:  # a copy of a line already read: new words are a new line
+            if line.key != before.key and line.key not in known_words and not line.struck:
+                edits.append(LineEdit(EditKind.ADDED, None, _uncited(line)))
             continue
         seen.add(id(before))
         if line.struck:
@@ -277,8 +306,8 @@ def page_edits(old: ReadPage, new: ReadPage) -> list[LineEdit]:
 
 def _uncited(line: PageLine) -> PageLine:
     """An added line with any citation it carries dropped: it cites nothing the page showed."""
-    return (
-        line
-        if not line.citations
-        else PageLine(line.section, line.quote, line.text, steps=line.steps)
+    if not line.citations:
+        return line
+    return PageLine(
+        line.section, line.quote, line.text, (), False, "", line.steps, line.step_quotes
     )

@@ -20,21 +20,25 @@ An entity that no longer exists (forgotten, or merged into another) loses its pa
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TypeVar
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.errors import GraphNameError
 from kgmem.index.base import Links
 from kgmem.memory.ids import NodeKind, parse_node
-from kgmem.memory.model import MemoryStatus
+from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import OntologyService, ValidationService
 from kgmem.pages.content import PageInput, read_page_input, with_links
+from kgmem.pages.playbooks import read_playbook_input, render_playbook
 from kgmem.pages.render import render_page
 from kgmem.pages.revisions import (
     PageDraft,
+    PageSubject,
     page_iri,
     page_path,
     redaction_quads,
@@ -47,6 +51,8 @@ from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["PageFollower", "PagesWritten", "prepare_pages"]
+
+P = TypeVar("P", bound=PageSubject)
 
 log = logging.getLogger("kgmem.pages")
 
@@ -142,9 +148,28 @@ class PageFollower:
     ) -> PagesWritten:
         nodes = list(nodes)
         entities = self.entities(uid, nodes, links)
-        if not entities:
+        procedures = self.procedures(uid, nodes)
+        if not entities and not procedures:
             return PagesWritten()
-        return self.write(uid, entities, forgotten=self._forgotten(uid, nodes))
+        forgotten = self._forgotten(uid, nodes)
+        return self.write(uid, entities, forgotten=forgotten, procedures=procedures)
+
+    def procedures(self, uid: str, nodes: Iterable[URIRef]) -> set[URIRef]:
+        """The memories among ``nodes`` whose playbook may change: the procedures, and any
+        memory that has a playbook (it stopped being an active procedure, or is gone)."""
+        graph = UserGraphs(uid).kg
+        found = set()
+        for node in nodes:
+            try:
+                _, kind, _ = parse_node(node)
+            except GraphNameError:
+                continue
+            if kind is not NodeKind.MEMORY:
+                continue
+            procedural = self._store.quads(graph, node, KGM.kind, MemoryKind.PROCEDURAL.iri)
+            if any(True for _ in procedural) or _has_page(self._store, uid, node):
+                found.add(node)
+        return found
 
     def _forgotten(self, uid: str, nodes: Iterable[URIRef]) -> list[str]:
         """The citation ids (``m:`` and the first 8 hex digits) of the memories among
@@ -203,37 +228,31 @@ class PageFollower:
         return any(True for _ in self._store.quads(graph, node, RDF.type, KGM.Entity))
 
     def write(
-        self, uid: str, entities: Iterable[URIRef], forgotten: Iterable[str] = ()
+        self,
+        uid: str,
+        entities: Iterable[URIRef],
+        forgotten: Iterable[str] = (),
+        procedures: Iterable[URIRef] = (),
     ) -> PagesWritten:
         """Store a new revision of each page of ``entities`` whose input changed, and remove
         the pages of those that no longer exist (or of which nothing is said), validated, in
         one transaction. ``forgotten``: citation ids of forgotten memories, whose words are
-        emptied from every revision of these pages that showed them."""
+        emptied from every revision of these pages that showed them. ``procedures``: the
+        memories whose playbooks to write (or remove: no longer an active procedure)."""
         forgotten = sorted(set(forgotten))
         done = PagesWritten()
         now = self._clock.now()
-        graph = UserGraphs(uid).kg
         with self._store.transaction() as tx:
             prepared = prepare_pages(self._store, self._queries, self._ontology, uid, entities)
             add: list[Quad] = []
             remove: list[Quad] = []
             for page in prepared.inputs:
-                stored = stored_page(self._store, self._queries, graph, page.entity)
-                if stored is not None and stored.digest == page.digest:
-                    done.unchanged.append(stored.page)
-                    continue
-                node, more, less = revision_quads(
-                    self._store,
-                    self._queries,
-                    uid,
-                    stored,
-                    PageDraft(page, render_page(page, now)),
-                    now,
-                    prepared.reserved,
-                )
-                done.written.append(node)
+                _, more, less = self._revise(uid, page, render_page, prepared, now, done)
                 add += more
                 remove += less
+            more, less = self._playbooks(uid, procedures, prepared, now, done)
+            add += more
+            remove += less
             for page in prepared.inputs if forgotten else ():  # (a page gone goes whole)
                 more, less = redaction_quads(
                     self._store, self._queries, uid, page_iri(uid, page.entity), forgotten
@@ -261,3 +280,54 @@ class PageFollower:
                 "pages of %s: %d written, %d removed", uid, len(done.written), len(done.removed)
             )
         return done
+
+    def _playbooks(
+        self,
+        uid: str,
+        procedures: Iterable[URIRef],
+        prepared: Prepared,
+        now: datetime,
+        done: PagesWritten,
+    ) -> tuple[list[Quad], list[Quad]]:
+        """The quads that bring the playbooks of ``procedures`` level: a new revision when
+        what one says changed, its removal when its memory is no longer an active
+        procedure (or is gone)."""
+        graph = UserGraphs(uid).kg
+        add: list[Quad] = []
+        remove: list[Quad] = []
+        links = {str(e): vault_link(p) for p, e in prepared.reserved.items()}
+        for memory in sorted(set(procedures), key=str):
+            playbook = read_playbook_input(self._store, uid, memory, links)
+            if playbook is None:
+                quads = removal_quads(self._store, uid, page_iri(uid, memory))
+                if quads:
+                    done.removed.append(page_iri(uid, memory))
+                    remove += quads
+                continue
+            node, more, less = self._revise(uid, playbook, render_playbook, prepared, now, done)
+            if node is not None:  # the index's description of it
+                add += [*more, Quad(node, KGM.excerpt, Literal(playbook.description), graph)]
+                remove += [*less, *self._store.quads(graph, node, KGM.excerpt)]
+        return add, remove
+
+    def _revise(
+        self,
+        uid: str,
+        page: P,
+        render: Callable[[P, datetime], str],
+        prepared: Prepared,
+        now: datetime,
+        done: PagesWritten,
+    ) -> tuple[URIRef | None, list[Quad], list[Quad]]:
+        """The new revision of ``page`` (its node and quads), unless what it says is what
+        its current revision says (then None, and nothing)."""
+        stored = stored_page(self._store, self._queries, UserGraphs(uid).kg, page.subject)
+        if stored is not None and stored.digest == page.digest:
+            done.unchanged.append(stored.page)
+            return None, [], []
+        draft = PageDraft(page, render(page, now))
+        node, more, less = revision_quads(
+            self._store, self._queries, uid, stored, draft, now, prepared.reserved
+        )
+        done.written.append(node)
+        return node, more, less

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from kgmem.memory.model import MemoryKind
 from kgmem.pages.content import MemoryLine, PageInput
 
-__all__ = ["frame_page", "render_page"]
+__all__ = ["frame_page", "inline", "render_page", "wikilink", "yaml_scalar"]
 
 _ESCAPE = re.compile(r"([\\`*_\[\]<>])")
 _EMPTY = "_Nothing recorded yet._"
@@ -37,28 +37,28 @@ def frame_page(page: PageInput, updated: datetime, body: str, *, writer: str = "
     when = updated.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     front = [
         "---",
-        f"title: {_yaml(page.name)}",
-        f"types: [{', '.join(_yaml(t) for t in page.types)}]",
-        f"entity: {_yaml(str(page.entity))}",
-        f"aliases: [{', '.join(_yaml(a) for a in page.aliases)}]",
+        f"title: {yaml_scalar(page.name)}",
+        f"types: [{', '.join(yaml_scalar(t) for t in page.types)}]",
+        f"entity: {yaml_scalar(str(page.entity))}",
+        f"aliases: [{', '.join(yaml_scalar(a) for a in page.aliases)}]",
         f"updated: {when}",
-        f"digest: {_yaml(page.digest)}",
+        f"digest: {yaml_scalar(page.digest)}",
         f"writer: {writer}",
         "---",
         "",
-        f"# {_inline(page.name)}",
+        f"# {inline(page.name)}",
         "",
     ]
     return "\n".join(front) + "\n" + body.strip() + "\n"
 
 
-def _yaml(text: str) -> str:
+def yaml_scalar(text: str) -> str:
     """A YAML double-quoted scalar (JSON's escapes are YAML's; YAML 1.1 line breaks too)."""
     quoted = json.dumps(text, ensure_ascii=False)
     return quoted.replace("\u0085", "\\N").replace("\u2028", "\\L").replace("\u2029", "\\P")
 
 
-def _inline(text: str) -> str:
+def inline(text: str) -> str:
     """Stored text as one Markdown line that cannot open a link or fake a citation."""
     return _ESCAPE.sub(r"\\\1", " ".join(text.split()))
 
@@ -84,8 +84,8 @@ def _fact_lines(page: PageInput) -> list[str]:
     lines = []
     for fact in page.facts:
         predicate = ("not " if fact.negated else "") + fact.predicate
-        value = _wikilink(fact.link, fact.value) if fact.link else _inline(fact.value)
-        lines.append(f"- **{_inline(predicate)}**: {value} {_cite(fact.memories)}")
+        value = wikilink(fact.link, fact.value) if fact.link else inline(fact.value)
+        lines.append(f"- **{inline(predicate)}**: {value} {_cite(fact.memories)}")
     claimed = {c for f in page.facts for c in f.memories}
     for m in page.memories:  # semantic and reference memories no fact line already cites
         if m.kind in (MemoryKind.SEMANTIC, MemoryKind.REFERENCE) and m.memory not in claimed:
@@ -93,7 +93,7 @@ def _fact_lines(page: PageInput) -> list[str]:
     return lines
 
 
-def _wikilink(target: str, text: str) -> str:
+def wikilink(target: str, text: str) -> str:
     """``[[target|text]]``: Obsidian's link to another page, shown as ``text`` (which may hold
     no character that would end the link early)."""
     shown = " ".join(_UNLINKABLE.sub(" ", text).split()) or target.rsplit("/", 1)[-1]
@@ -101,7 +101,7 @@ def _wikilink(target: str, text: str) -> str:
 
 
 def _howto(memory: MemoryLine) -> str:
-    steps = [f"   {n}. {_inline(step)}" for n, step in enumerate(memory.steps, 1)]
+    steps = [f"   {n}. {inline(step)}" for n, step in enumerate(memory.steps, 1)]
     return "\n".join([f"- {_text(memory)} {_cite([memory.memory])}", *steps])
 
 
@@ -113,8 +113,8 @@ def _event(memory: MemoryLine) -> str:
 def _text(memory: MemoryLine) -> str:
     excerpt = " ".join(memory.excerpt.split())
     if excerpt and excerpt != " ".join(memory.title.split()):
-        return f"{_inline(memory.title)} ({_inline(excerpt)})"
-    return _inline(memory.title)
+        return f"{inline(memory.title)} ({inline(excerpt)})"
+    return inline(memory.title)
 
 
 def _cite(ids: Iterable[str]) -> str:
@@ -127,9 +127,9 @@ def _section(title: str, lines: Sequence[str]) -> str:
 
 def _summary(page: PageInput, facts: int, howtos: int, events: int) -> str:
     what = ", ".join(page.types) or "entity"
-    line = f"**{_inline(page.name)}** ({_inline(what)})"
+    line = f"**{inline(page.name)}** ({inline(what)})"
     if page.aliases:
-        line += ", also known as " + ", ".join(_inline(a) for a in page.aliases)
+        line += ", also known as " + ", ".join(inline(a) for a in page.aliases)
     counts = [
         _count(facts, "fact", "facts"),
         _count(howtos, "how-to or preference", "how-tos and preferences"),

@@ -15,18 +15,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
+from typing import ClassVar, Protocol
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.memory.ids import NodeKind, stable_node
-from kgmem.pages.content import PageInput
 from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = [
     "MEMORY_DIR",
     "PageDraft",
+    "PageSubject",
     "StoredPage",
     "page_id",
     "page_iri",
@@ -130,8 +131,9 @@ def page_path(
     entity: URIRef,
     name: str,
     reserved: dict[str, URIRef],
+    folder: str = "entities",
 ) -> str:
-    """Where ``entity``'s page is, or will be: its stored path, else ``entities/<slug>.md``
+    """Where ``entity``'s page is, or will be: its stored path, else ``<folder>/<slug>.md``
     (``<slug>-2`` and so on when another page has it or ``reserved`` gives it to another
     entity; the path chosen is reserved for ``entity``)."""
     graph, page = UserGraphs(uid).kg, page_iri(uid, entity)
@@ -139,7 +141,7 @@ def page_path(
         return str(quad.object)
     slug, n = _slug(name), 1
     while True:
-        path = f"entities/{slug}.md" if n == 1 else f"entities/{slug}-{n}.md"
+        path = f"{folder}/{slug}.md" if n == 1 else f"{folder}/{slug}-{n}.md"
         rows = store.select(queries["pages/page_at_path"], {"graph": graph, "path": Literal(path)})
         if reserved.get(path, entity) == entity and all(URIRef(r["page"]) == page for r in rows):
             reserved[path] = entity
@@ -156,11 +158,30 @@ def removal_quads(store: TripleStore, uid: str, page: URIRef) -> list[Quad]:
     return found
 
 
+class PageSubject(Protocol):
+    """What a page is written from: an entity's :class:`PageInput`, a procedure's
+    :class:`~kgmem.pages.playbooks.PlaybookInput`."""
+
+    @property
+    def subject(self) -> URIRef:
+        """What the page is of (``kgm:pageOf``)."""
+        ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def digest(self) -> str: ...
+
+    folder: ClassVar[str]  # under Memory/: "entities", "playbooks"
+    classes: ClassVar[tuple[URIRef, ...]]  # the page node's types
+
+
 @dataclass(frozen=True)
 class PageDraft:
     """A page to store: its input and the Markdown written for it."""
 
-    page: PageInput
+    page: PageSubject
     markdown: str
 
 
@@ -178,7 +199,7 @@ def revision_quads(
     (``in_pass``: the consolidation pass that wrote it, if one did). The stored Markdown
     carries the page's id and revision number in its front matter: the vault file is that
     text, byte for byte, and an edit to it says which revision it was made against."""
-    graph, entity, name = UserGraphs(uid).kg, draft.page.entity, draft.page.name
+    graph, entity, name = UserGraphs(uid).kg, draft.page.subject, draft.page.name
     page = stored.page if stored else page_iri(uid, entity)
     number = (stored.latest if stored else 0) + 1
     revision = URIRef(f"{page}#r{number}")
@@ -197,9 +218,9 @@ def revision_quads(
         add.append(Quad(revision, KGM.inPass, in_pass, graph))
     remove = list(store.quads(graph, page, KGM.currentRevision))
     if stored is None:
-        path = page_path(store, queries, uid, entity, name, reserved)
+        path = page_path(store, queries, uid, entity, name, reserved, draft.page.folder)
         add += [
-            Quad(page, RDF.type, KGM.Page, graph),
+            *(Quad(page, RDF.type, cls, graph) for cls in draft.page.classes),
             Quad(page, KGM.pageOf, entity, graph),
             Quad(page, KGM.path, Literal(path), graph),
         ]

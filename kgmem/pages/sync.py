@@ -22,7 +22,12 @@ review inbox as pending memories, and the memories its other edits touched are h
 Every file read is stored as a note revision, and the page records the digest of each edit
 it has read: a file read twice (a restart, a second event) is carried out once. When done,
 the page file is the page's current revision again (which now shows the edit). kgmem's own
-writes never count as edits (:meth:`Vault.wrote`).
+writes never count as edits (:meth:`Vault.wrote`), and kgmem never overwrites an edit the
+sync has not read (:meth:`Vault.write`).
+
+Any other ``.md`` or ``.txt`` file in the vault (outside ``Memory/`` and hidden folders) is a
+note of the user's own: :meth:`VaultSync.read_note` stores each new version as a numbered
+note revision (searchable with its path, citable as evidence); kgmem never writes to it.
 """
 
 from __future__ import annotations
@@ -36,11 +41,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rdflib import Literal, URIRef
 
 from kgmem.errors import KgmemError
 from kgmem.memory import (
     Actor,
+    IngestStatus,
     Lifecycle,
     MemoryKind,
     MemoryStatus,
@@ -66,7 +73,7 @@ from kgmem.pages.edits import (
 from kgmem.pages.revisions import MEMORY_DIR
 from kgmem.pages.vault import PageFile, Vault
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
-from kgmem.vocab import KGM
+from kgmem.vocab import KGM, RDF
 
 __all__ = ["SyncReport", "SyncStatus", "VaultSync"]
 
@@ -87,6 +94,7 @@ class SyncStatus(StrEnum):
     ECHO = "echo"  # kgmem's own write
     SEEN = "seen"  # this exact edit was read before
     GONE = "gone"  # the file is no longer there
+    NOTED = "noted"  # a note of the user's own (outside Memory/): its new revision stored
     REFUSED = "refused"  # not read: see the reason
 
 
@@ -140,6 +148,55 @@ class VaultSync:
         """Read the page file at ``path`` (in ``uid``'s ``Memory/``) and carry out its edits."""
         with self._reading:
             return self._read(uid, path)
+
+    def read_any(self, uid: str, path: Path) -> SyncReport:
+        """Read a file of ``uid``'s vault: a page under ``Memory/``, else a note of theirs."""
+        memory = self._vault.memory(uid)
+        return self.read(uid, path) if path.is_relative_to(memory) else self.read_note(uid, path)
+
+    def read_note(self, uid: str, path: Path) -> SyncReport:
+        """Store a new revision of the user's own note at ``path`` (outside ``Memory/``):
+        searchable with its path, citable, evidence for memories. kgmem never writes it."""
+        root = self._vault.root(uid)
+        shown = _shown(path, root)
+        try:
+            relative = self._vault.note_path(uid, path)
+            text, _ = self._vault.read(path)
+            latest, number = self._latest_note(uid, relative)
+            if latest == text:
+                return SyncReport(uid, shown, SyncStatus.UNCHANGED)
+            note = NoteIn(path=relative, text=text, revision=number + 1)
+        except FileNotFoundError:
+            return SyncReport(uid, shown, SyncStatus.GONE)
+        except ValidationError:
+            return self._refuse(uid, shown, "empty, or too long to be a note")
+        except ValueError as exc:
+            return self._refuse(uid, shown, str(exc))
+        result = self._sources.ingest_note(uid, note)
+        status = SyncStatus.NOTED if result.status is IngestStatus.CREATED else SyncStatus.UNCHANGED
+        return SyncReport(uid, shown, status, note=result.iri)
+
+    def _latest_note(self, uid: str, relative: str) -> tuple[str | None, int]:
+        """The text of the newest stored revision of the note at ``relative`` and the
+        highest revision number given to one (0: none)."""
+        rows = self._store.select(
+            self._queries["index/lexical_notes"],
+            {"graph": UserGraphs(uid).sources, "path": Literal(relative)},
+        )
+        numbered = [
+            (n, str(r["text"]))
+            for r in rows
+            if isinstance(v := r.get("revision"), Literal) and isinstance(n := v.toPython(), int)
+        ]
+        if not numbered:
+            return (str(rows[0]["text"]) if len(rows) == 1 else None), len(rows)
+        number, text = max(numbered)
+        return text, max(number, len(rows))
+
+    def read_notes(self, uid: str) -> list[SyncReport]:
+        """Every note of the user's own in their vault (outside ``Memory/``), as at start:
+        the ones changed while nothing watched get a new revision."""
+        return [self.read_note(uid, path) for path in self._vault.note_files(uid)]
 
     def _read(self, uid: str, path: Path) -> SyncReport:
         root = self._vault.root(uid)
@@ -331,6 +388,14 @@ class VaultSync:
         page = self._vault.page_by_id(uid, edited.id)
         if page is None:
             return self._refuse(uid, shown, f"page id {edited.id} is none of this user's pages")
+        kg = UserGraphs(uid).kg
+        if any(True for _ in self._store.quads(kg, page.page, RDF.type, KGM.Playbook)):
+            return self._refuse(
+                uid,
+                shown,
+                "a playbook is written from its procedure: change the how-to on the page of "
+                "what it is about (its line and its indented steps)",
+            )
         entity = self._entity(uid, page.page)
         if edited.entity is not None and entity is not None and edited.entity != str(entity):
             return self._refuse(uid, shown, "its page id and its entity name different pages")
@@ -396,7 +461,7 @@ class VaultSync:
             self._settle(uid)
             current = self._vault.page_by_id(uid, page.id)
             if current is not None:
-                self._vault.write(uid, current)
+                self._vault.write(uid, current, read=True)  # its edit was just read
                 report.current = current.revision
                 if relative != current.path:
                     self._vault.remove(uid, relative)
@@ -440,7 +505,7 @@ def _draft(ctx: _Context, line: PageLine) -> dict[str, Any]:
         "confidence": 0.9,
         "entities": [{"name": ctx.name}] if ctx.name else [],
         "evidence": [
-            {"source": str(ctx.note), "quote": quote} for quote in (line.quote, *line.steps)
+            {"source": str(ctx.note), "quote": quote} for quote in (line.quote, *line.step_quotes)
         ],
     }
     if occurred is not None:

@@ -47,6 +47,8 @@ log = logging.getLogger("kgmem.pages.vault")
 
 #: A file bigger than this is not a page kgmem wrote (and is not read whole).
 MAX_PAGE_BYTES = 4 * 1024 * 1024
+#: The files of a vault read as notes of the user's own (outside ``Memory/``).
+NOTE_SUFFIXES = (".md", ".txt")
 _ID = re.compile(r'^id:\s*"?([0-9a-f]{32})"?\s*$', re.M)
 _REVISION = re.compile(r"^revision:\s*(\d{1,9})\s*$", re.M)
 
@@ -151,6 +153,58 @@ class Vault:
     def memory(self, uid: str) -> Path:
         return self.root(uid) / MEMORY_DIR
 
+    def note_path(self, uid: str, path: Path) -> str:
+        """The vault path (POSIX, relative to the vault) of the note of the user's own at
+        ``path``; ValueError when it is not one: outside the vault, in ``Memory/``, in a
+        hidden folder (``.obsidian``, ``.trash``), reached through a symbolic link, or not
+        a ``.md``/``.txt`` file."""
+        root = self.root(uid)
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            raise ValueError(f"{path} is not in the vault") from None
+        if not parts or parts[0] == MEMORY_DIR:
+            raise ValueError("in the Memory folder: a page, not a note")
+        if any(p.startswith(".") or p in ("", "..") for p in parts):
+            raise ValueError("in a hidden folder, or a hidden file")
+        if path.suffix.lower() not in NOTE_SUFFIXES:
+            raise ValueError("not a .md or .txt file")
+        at = root
+        for part in parts:
+            at = at / part
+            if at.is_symlink():
+                raise ValueError(f"{at} is a symbolic link: kgmem does not follow it")
+        return "/".join(parts)
+
+    def note_files(self, uid: str) -> list[Path]:
+        """Every note of the user's own in their vault: ``.md`` and ``.txt`` files outside
+        ``Memory/`` and hidden folders, symbolic links not followed."""
+        root = self.root(uid)
+        if not root.is_dir() or root.is_symlink():
+            return []
+        found: list[Path] = []
+        for folder, dirs, files in os.walk(root, followlinks=False):
+            base = Path(folder)
+            dirs[:] = sorted(
+                d for d in dirs if not d.startswith(".") and not (base == root and d == MEMORY_DIR)
+            )
+            found += [
+                base / f
+                for f in sorted(files)
+                if not f.startswith(".") and Path(f).suffix.lower() in NOTE_SUFFIXES
+            ]
+        return found
+
+    def file_path(self, uid: str, relative: str) -> str:
+        """The absolute path of the file of the page stored at ``relative``."""
+        return str((self.memory(uid) / relative).absolute())
+
+    def locate(self, uid: str, kind: str, relative: str) -> str:
+        """The absolute path of a search hit's file: a page (``relative`` to ``Memory/``)
+        or a note of the user's own (``relative`` to the vault)."""
+        base = self.memory(uid) if kind == "page" else self.root(uid)
+        return str((base / relative).absolute())
+
     def wrote(self, path: Path) -> str | None:
         """The digest of what kgmem last wrote at ``path`` (its own writes are no edits)."""
         return self._wrote.get(path)
@@ -245,18 +299,41 @@ class Vault:
         path.unlink(missing_ok=True)
         self._wrote.pop(path, None)
 
-    def write(self, uid: str, page: PageFile) -> bool:
-        """Write ``page``'s file unless it already holds that text; True if written."""
+    def write(self, uid: str, page: PageFile, *, read: bool = False) -> bool:
+        """Write ``page``'s file unless it already holds that text, or holds an edit nobody
+        has read yet (the sync reads it, and writes the page after: ``read``); True if
+        written."""
         path = self.resolve(uid, page.path)
         data = page.markdown.encode("utf-8")
         try:
-            if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
-                self._wrote[path] = _digest(data)
-                return False
+            held = path.read_bytes() if path.is_file() and not path.is_symlink() else None
         except OSError:
-            pass
+            held = None
+        if held == data:
+            self._wrote[path] = _digest(data)
+            return False
+        if held is not None and not read and not self._replaceable(uid, path, held):
+            log.info("vault of %s: %s holds an edit not read yet: left for the sync", uid, path)
+            return False
         self._write(path, page.markdown)
         return True
+
+    def _replaceable(self, uid: str, path: Path, held: bytes) -> bool:
+        """Whether the file at ``path`` holds nothing a person wrote: what kgmem last wrote
+        there, or (written before this process) an unedited copy of a stored revision."""
+        digest = _digest(held)
+        known = self._wrote.get(path)
+        if known is not None:
+            return known == digest
+        try:
+            found_id, revision = front_matter_ids(held.decode("utf-8"))
+        except UnicodeDecodeError:
+            return False
+        if found_id is None or revision is None:
+            return False
+        state = FileState(path, found_id, revision, digest)
+        node = URIRef(UserGraphs(uid).node_base + "page/" + found_id)
+        return self._unedited(uid, PageFile(node, "", revision, ""), state)
 
     def read(self, path: Path) -> tuple[str, str]:
         """A page file's text and content hash; FileNotFoundError when it is not there,

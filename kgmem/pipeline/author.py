@@ -242,7 +242,7 @@ class AuthorStage:
             add: list[Quad] = []
             remove: list[Quad] = []
             for draft in run.drafts:
-                stored = stored_page(ctx.store, ctx.queries, graph, draft.page.entity)
+                stored = stored_page(ctx.store, ctx.queries, graph, draft.page.subject)
                 if (
                     stored is not None
                     and stored.digest == draft.page.digest

@@ -18,6 +18,7 @@ and said by an explicit marker line, never dropped silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TypeVar
@@ -98,11 +99,15 @@ class PromptContext:
         queries: QueryRegistry,
         clock: Clock,
         limits: ContextLimits | None = None,
+        *,
+        files: Callable[[str, str], str] | None = None,
     ) -> None:
+        """``files(uid, path)``: the absolute path of the file of the page stored at
+        ``path`` (the vault's), for the playbook index; None: the stored path is shown."""
         self._limits = limits or ContextLimits()
         self._clock = clock
         self._sources = SourceStore(store, queries, clock, policy=self._limits.short_memory)
-        self._reader = ContextReader(store, queries)
+        self._reader = ContextReader(store, queries, files)
 
     def prompt_context(
         self,

@@ -8,6 +8,7 @@ user's graphs are never read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from rdflib import URIRef
@@ -60,8 +61,14 @@ def playbook_order(entry: PlaybookEntry) -> tuple[int, float, str]:
 class ContextReader:
     """The profile facts and playbook entries of one user, read from the store."""
 
-    def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
-        self._store = store
+    def __init__(
+        self,
+        store: TripleStore,
+        queries: QueryRegistry,
+        files: Callable[[str, str], str] | None = None,
+    ) -> None:
+        """``files(uid, path)``: a stored page path as its file's absolute path."""
+        self._store, self._files = store, files
         self._claims = queries["retrieval/context_self_claims"]
         self._labels = queries["retrieval/context_labels"]
         self._playbooks = queries["retrieval/context_playbooks"]
@@ -138,6 +145,8 @@ class ContextReader:
         pages: dict[str, PlaybookEntry] = {}
         for row in self._store.select(self._playbooks, {"graph": graph}):
             path = str(row["path"])
+            if self._files is not None:
+                path = self._files(uid, path)
             entry = PlaybookEntry(
                 id=str(row["page"]),
                 kind="playbook",

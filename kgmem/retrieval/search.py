@@ -88,12 +88,14 @@ class MemorySearch:
         before_read: Callable[[str], object] | None = None,
         graph: GraphProjection | None = None,
         max_candidates: int = 500,
+        files: Callable[[str, str, str], str] | None = None,
     ) -> None:
         """``before_read(uid)`` runs before each search and citation (a benchmark drains the
         change feed there). The server passes none: each commit brings the lexical index up
         to date before it is acknowledged (the feed's eager target), so a search reads every
         write acknowledged before it without waiting for a write under way (the graph
-        projection, which only ranks, follows in the background)."""
+        projection, which only ranks, follows in the background). ``files(uid, kind, path)``:
+        where the file of a page or note hit is (its absolute path in the user's vault)."""
         self._store, self._queries, self._index = store, queries, index
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
@@ -103,6 +105,7 @@ class MemorySearch:
         self._before_read = before_read
         self._graph = graph
         self._walk = max_candidates
+        self._files = files
         # (uid, entity) -> (projection version, its neighbours): read again once the
         # projection changed, and never waiting for it while a drain writes it
         self._near: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
@@ -245,7 +248,11 @@ class MemorySearch:
                 held = temporal(doc, cue, self._weights)[1]
                 why = [*([held] if held else []), *context_reasons(doc, query)]
                 why += prior_reasons(doc, now)
-                hits.append(_hit(doc, score, (*explain_match(doc, stems), *near, *why)))
+                path = doc.path
+                if path is not None and self._files is not None:
+                    path = self._files(uid, doc.kind, path)
+                why = [*explain_match(doc, stems), *near, *why]
+                hits.append(_hit(doc, score, tuple(why), path))
             else:
                 stale.append(doc.id)
         return hits, stale
@@ -316,7 +323,7 @@ def _stems(text: str) -> dict[str, str]:
     return out
 
 
-def _hit(doc: LexicalDoc, score: float, why: tuple[str, ...]) -> SearchHit:
+def _hit(doc: LexicalDoc, score: float, why: tuple[str, ...], path: str | None) -> SearchHit:
     if doc.kind == "memory" and doc.status != MemoryStatus.ACTIVE.value:
         why = (*why, f"status {doc.status}")
     return SearchHit(
@@ -326,7 +333,7 @@ def _hit(doc: LexicalDoc, score: float, why: tuple[str, ...]) -> SearchHit:
         doc.excerpt,
         round(score, 6),
         why,
-        doc.path,
+        path,
         doc.memory_kind,
         doc.status,
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -47,17 +47,9 @@ class Scene:
         assert old in text, text
         self.path(relative).write_text(text.replace(old, new, 1), "utf-8")
 
-    def report(self, relative: str = ALICE_PAGE, timeout: float = 20) -> SyncReport:
+    def report(self, relative: str = ALICE_PAGE) -> SyncReport:
         """The sync's report on ``relative`` (kgmem's own writes, echoes, are skipped)."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                got = self.reports.get(timeout=left)
-            except queue.Empty:
-                break
-            if got.path == f"Memory/{relative}" and got.status is not SyncStatus.ECHO:
-                return got
-        raise AssertionError(f"no report on {relative} in {timeout} s")
+        return next_report(self.reports, f"Memory/{relative}")
 
     def status(self, memory: URIRef) -> MemoryStatus:
         return self.services.lifecycle.get("alice", memory).status
@@ -65,6 +57,19 @@ class Scene:
     def titles(self, status: MemoryStatus = MemoryStatus.ACTIVE) -> set[str]:
         listed = MemoryList(self.services.store, self.services.queries)
         return {m.title for m in listed.memories("alice", status=status, limit=1000)}
+
+
+def next_report(reports: queue.Queue[SyncReport], path: str, timeout: float = 20) -> SyncReport:
+    """The watcher's next report on the file at vault path ``path`` that is not an echo."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            got = reports.get(timeout=left)
+        except queue.Empty:
+            break
+        if got.path == path and got.status is not SyncStatus.ECHO:
+            return got
+    raise AssertionError(f"no report on {path} in {timeout} s")
 
 
 @pytest.fixture
@@ -309,3 +314,71 @@ def test_edits_made_while_nothing_watched_are_read_at_the_next_start(
         assert "Got a dog" in page.read_text("utf-8") and "[m:" in page.read_text("utf-8")
     finally:
         again.close()
+
+
+def test_the_servers_watcher_reads_every_users_vault_default_or_their_own(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Default vaults are watched together, a vault of one's own (an Obsidian folder named
+    in settings) on its own; an edit in either is read, each as its own user's."""
+    own = tmp_path / "Obsidian" / "Bob"
+    services = wired(replace(settings, vaults=f"bob={own}"))
+    try:
+        remember(services, 1, "Acme")
+        remember(services, 1, "Globex", uid="bob")
+        assert services.settle() and services.watch_vaults() and services.watcher is not None
+        deadline = time.monotonic() + 10
+        while services.watcher.watched() != ["", "bob"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert services.watcher.watched() == ["", "bob"]
+        for uid, folder, line in (
+            ("alice", services.settings.home / "vault" / "alice", "Learns the cello"),
+            ("bob", own, "Learns the banjo"),
+        ):
+            page = folder / "Memory" / "entities" / f"{uid}.md"
+            text = page.read_text("utf-8")
+            page.write_text(
+                text.replace(
+                    "## How-tos and preferences\n\n_Nothing recorded yet._",
+                    f"## How-tos and preferences\n\n- {line}",
+                ),
+                "utf-8",
+            )
+            listed = MemoryList(services.store, services.queries)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                if line in {m.title for m in listed.memories(uid, limit=100)}:
+                    break
+                time.sleep(0.05)
+            assert line in {m.title for m in listed.memories(uid, limit=100)}, uid
+            other = "bob" if uid == "alice" else "alice"
+            assert line not in {m.title for m in listed.memories(other, limit=100)}
+    finally:
+        services.close()
+
+
+def test_a_page_change_never_overwrites_an_edit_not_read_yet(settings: Settings) -> None:
+    """A person saves a page while an agent's write changes the same page: the file keeps
+    the person's edit until the sync has read it (then a conflict: nothing lost)."""
+    services = wired(settings)
+    try:
+        remember(services, 1, "Acme")
+        assert services.settle() and services.vault is not None and services.sync is not None
+        page = services.vault.memory("alice") / ALICE_PAGE
+        mine = page.read_text("utf-8").replace(
+            "## History\n\n_Nothing recorded yet._", "## History\n\n- 2026-10-01: Adopted a cat"
+        )
+        page.write_text(mine, "utf-8")  # saved; no watcher has read it yet
+        remember(services, 2, "Globex")  # the page moves on meanwhile
+        assert services.settle()
+        assert page.read_text("utf-8") == mine  # the edit is still there to be read
+        report = services.sync.read("alice", page)
+        assert report.status is SyncStatus.CONFLICT and len(report.pending) == 1
+        text = page.read_text("utf-8")
+        assert "Globex" in text and "Adopted a cat" not in text  # pending: in the inbox
+        listed = MemoryList(services.store, services.queries)
+        assert "Adopted a cat" in {
+            m.title for m in listed.memories("alice", status=MemoryStatus.PENDING, limit=100)
+        }
+    finally:
+        services.close()

@@ -58,6 +58,11 @@ class Update:
     note_docs: list[LexicalDoc] = dataclasses.field(default_factory=list)
 
 
+#: Notes stored from edits a person made to the pages in a vault's ``Memory/`` folder (see
+#: :mod:`kgmem.pages.sync`): evidence for the memories those edits made, not notes to find.
+PAGE_EDITS = "Memory/"
+
+
 class LexicalReader:
     """Reads a user's documents from the store: whole (a rebuild) or for the nodes a commit
     touched (a refresh). Unreadable values and records are noted in ``damage``."""
@@ -262,6 +267,8 @@ class LexicalReader:
         latest: dict[str, Row] = {}
         for row in self._store.select(query, {"graph": UserGraphs(uid).sources, **bindings}):
             path = str(row["path"])
+            if path.startswith(PAGE_EDITS):  # an edit of a page: the page is what is found
+                continue
             if path not in latest or revision_key(row) > revision_key(latest[path]):
                 latest[path] = row
         yield from self._docs(latest.values(), "note", note_doc)
