@@ -24,12 +24,14 @@ from kgmem.memory.ids import parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import EffectiveOntology
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
-from kgmem.vocab import KGM, RDF
+from kgmem.vocab import KGM, OWL, RDF, RDFS, SDO
 
 __all__ = [
     "PAGE_FACTS",
     "PAGE_MEMORIES",
     "RENDERER_VERSION",
+    "ChangeLine",
+    "EvidenceLine",
     "FactLine",
     "MemoryLine",
     "PageInput",
@@ -37,13 +39,15 @@ __all__ = [
     "with_links",
 ]
 
-RENDERER_VERSION = "3"  # part of the digest: a new page format re-renders every page once
+RENDERER_VERSION = "4"  # part of the digest: a new page format re-renders every page once
 #: A hub entity (the user themself) is about thousands of memories: its page shows the newest
 #: ones and says so. The queries fetch one row more than these to know (pages/*.rq).
 PAGE_MEMORIES = 200
 PAGE_FACTS = 400
+PAGE_ANCESTORS = 3  # what an entity's types are kinds of, nearest first
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _RECORD_TYPES = frozenset({KGM.Entity, KGM.Shell})
+_ROOTS = frozenset({OWL.Thing, RDFS.Resource, SDO.Thing, KGM.Entity, KGM.Shell})
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,32 @@ class MemoryLine:
 
 
 @dataclass(frozen=True)
+class EvidenceLine:
+    """What a memory on the page rests on: a quote and where it was said."""
+
+    memory: str  # citation id
+    quote: str
+    source: str  # "chat c1, turn 3", or a note's vault path
+    link: str = ""  # the note's wikilink target ("Journal/2026-11-02"), when it is a note
+
+
+@dataclass(frozen=True)
+class ChangeLine:
+    """An older value of the entity's: a claim of a memory since superseded or outdated."""
+
+    predicate: str
+    value: str
+    status: str  # "superseded" | "outdated"
+    until: datetime | None  # when it stopped holding (valid until, else when it was retired)
+    memory: str  # citation id
+    negated: bool = False
+
+    def __post_init__(self) -> None:
+        if self.until is not None and self.until.tzinfo is None:
+            object.__setattr__(self, "until", self.until.replace(tzinfo=UTC))
+
+
+@dataclass(frozen=True)
 class PageInput:
     """Everything an entity page may say; kept in a canonical order, so equal inputs are equal."""
 
@@ -84,6 +114,9 @@ class PageInput:
     types: tuple[str, ...] = ()  # labels
     facts: tuple[FactLine, ...] = ()
     memories: tuple[MemoryLine, ...] = ()
+    ancestors: tuple[str, ...] = ()  # labels of the types' superclasses (not the types)
+    evidence: tuple[EvidenceLine, ...] = ()  # of the memories the page cites
+    changes: tuple[ChangeLine, ...] = ()  # older values, newest first
     truncated: bool = False  # only the newest PAGE_MEMORIES memories and PAGE_FACTS claims
     citations: tuple[str, ...] = field(init=False)
 
@@ -108,6 +141,22 @@ class PageInput:
             tuple(sorted(self.facts, key=lambda f: (f.predicate, f.value, f.negated, f.target))),
         )
         put(self, "memories", tuple(sorted(self.memories, key=memory_order)))
+        put(
+            self,
+            "ancestors",
+            tuple(dict.fromkeys(a for a in self.ancestors if a not in self.types)),
+        )
+        put(self, "evidence", tuple(sorted(set(self.evidence), key=lambda e: (e.memory, e.quote))))
+        put(
+            self,
+            "changes",
+            tuple(
+                sorted(
+                    set(self.changes),
+                    key=lambda c: (-(c.until or _EARLIEST).timestamp(), c.predicate, c.value),
+                )
+            ),
+        )
         cited = {m.memory for m in self.memories} | {c for f in self.facts for c in f.memories}
         put(self, "citations", tuple(sorted(cited)))
 
@@ -141,17 +190,92 @@ def read_page_input(
     memories, claims = memories[:PAGE_MEMORIES], claims[:PAGE_FACTS]
     cite = _citations([URIRef(r["memory"]) for r in (*memories, *claims)])
     types = [t for t in values[RDF.type] if isinstance(t, URIRef) and t not in _RECORD_TYPES]
+    label = effective.vocabulary.label
+    sources = {"sources": UserGraphs(uid).sources}
+    evidence = store.select(queries["pages/entity_evidence"], {**about, **sources})
+    changes = store.select(queries["pages/entity_changes"], {"graph": graph, "entity": entity})
+    cite = {**_citations([URIRef(r["memory"]) for r in changes]), **cite}
     return PageInput(
         entity=entity,
         name=_name(values[KGM.name]) or str(entity).rsplit("/", 1)[-1],
         aliases=tuple(str(a) for a in values[KGM.alias]),
-        types=tuple(effective.vocabulary.label(t) for t in types),
+        types=tuple(label(t) for t in types),
         facts=_facts(claims, cite, effective),
         memories=_memories(
             memories, _steps(store.select(queries["pages/memory_steps"], about)), cite
         ),
         truncated=truncated,
+        ancestors=_ancestors(types, effective),
+        evidence=_evidence(evidence, cite),
+        changes=_changes(changes, cite, effective),
     )
+
+
+def _ancestors(types: Sequence[URIRef], effective: EffectiveOntology) -> tuple[str, ...]:
+    """What the entity's types are kinds of, nearest first, at most PAGE_ANCESTORS: labels
+    that only repeat a type's (``persons``, ``agent generic`` for ``agent``) are left out."""
+    vocabulary = effective.vocabulary
+    found: dict[str, tuple[int, str]] = {}
+    seen = {_label_key(vocabulary.label(t)) for t in types}
+    for cls in types:
+        for ancestor in effective.ancestors(cls):
+            if ancestor in _ROOTS or ancestor in types:
+                continue
+            text = vocabulary.label(ancestor)
+            key = _label_key(text)
+            distance = len(vocabulary.path_up(cls, ancestor)) or 99
+            if key not in seen and (key not in found or distance < found[key][0]):
+                found[key] = (distance, text)
+    nearest = sorted(found.values())[:PAGE_ANCESTORS]
+    return tuple(text for _, text in nearest)
+
+
+def _label_key(text: str) -> str:
+    words = [w.removesuffix("s") for w in text.casefold().split() if w != "generic"]
+    return " ".join(words)
+
+
+def _evidence(rows: Iterable[Row], cite: Mapping[URIRef, str]) -> tuple[EvidenceLine, ...]:
+    """The first quote (in text order) of each memory the page cites, and where it was
+    said; a memory the page does not show has none here."""
+    first: dict[str, EvidenceLine] = {}
+    for row in rows:
+        memory = cite.get(URIRef(row["memory"]))
+        if memory is None:
+            continue
+        path, chat, turn = row.get("path"), row.get("chat"), row.get("turn")
+        if path is not None:
+            source, link = str(path), str(path).rsplit(".", 1)[0]
+        elif chat is not None and turn is not None:
+            source, link = f"chat {chat}, turn {turn}", ""
+        else:
+            source, link = str(row["source"]).rsplit("/", 1)[-1], ""
+        line = EvidenceLine(memory, " ".join(str(row["quote"]).split())[:300], source, link)
+        if memory not in first or line.quote < first[memory].quote:
+            first[memory] = line
+    return tuple(first.values())
+
+
+def _changes(
+    rows: Iterable[Row], cite: Mapping[URIRef, str], effective: EffectiveOntology
+) -> tuple[ChangeLine, ...]:
+    found = []
+    for row in rows:
+        until = row.get("validUntil") or row.get("retiredAt")
+        when = until.toPython() if isinstance(until, Literal) else None
+        value = row.get("objectName") or row.get("value") or row.get("object")
+        negated = isinstance(n := row.get("negated"), Literal) and n.toPython() is True
+        found.append(
+            ChangeLine(
+                effective.vocabulary.label(URIRef(row["predicate"])),
+                str(value),
+                str(row["status"]).rsplit("#", 1)[-1],
+                when if isinstance(when, datetime) else None,
+                cite[URIRef(row["memory"])],
+                negated,
+            )
+        )
+    return tuple(found)
 
 
 def _name(names: Sequence[object]) -> str | None:

@@ -39,7 +39,9 @@ __all__ = [
 ]
 
 _CITATION = re.compile(r"\[(m:[0-9a-f]{8,64})\]")
-_TRAILING = re.compile(r"(?:\s*\[m:[0-9a-f]{8,64}\])+\s*$")
+_FOOTNOTE = re.compile(r"\[\^[^\]\s]{1,40}\]")  # a footnote's reference: "[^1]"
+_TRAILING = re.compile(r"(?:\s*(?:\[m:[0-9a-f]{8,64}\]|\[\^[^\]\s]{1,40}\]))+\s*$")
+_KGMEM_SECTIONS = frozenset({"What changed"})  # kgmem's account of history: not edited
 _UNESCAPE = re.compile(r"\\([\\`*_\[\]<>])")
 _WIKILINK = re.compile(r"\[\[([^\]|]+)(?:\|([^\]]*))?\]\]")
 _BULLET = re.compile(r"^[-*] (.*)$")
@@ -155,7 +157,7 @@ def _words(text: str) -> str:
 
 def _line(section: str, quote: str, steps: Iterable[str]) -> PageLine:
     citations = tuple(dict.fromkeys(_CITATION.findall(quote)))
-    body = _CITATION.sub("", quote).strip()
+    body = _FOOTNOTE.sub("", _CITATION.sub("", quote)).strip()
     struck, after = False, ""
     label = _LABEL.match(body)  # a fact's value struck: "**works for**: ~~Acme~~"
     head, tail = (body[: label.end()], body[label.end() :]) if label else ("", body)
@@ -225,7 +227,10 @@ def read_page(text: str) -> ReadPage:
             close()
             section = raw[3:].strip()
             continue
-        if not section or raw.startswith("#"):
+        if not section or raw.startswith("#") or section in _KGMEM_SECTIONS:
+            continue
+        if raw.startswith("[^"):  # a footnote's text (the evidence): kgmem's, not a line
+            close()
             continue
         if not stripped:
             blank = True
@@ -251,7 +256,7 @@ def read_page(text: str) -> ReadPage:
 
 def fact_parts(line: PageLine) -> tuple[str, str] | None:
     """A fact line's property label and value (``**works for**: Acme``), if it is one."""
-    body = _CITATION.sub("", line.quote).strip()
+    body = _FOOTNOTE.sub("", _CITATION.sub("", line.quote)).strip()
     if line.struck:
         return None
     found = _FACT.match(body)

@@ -2,10 +2,13 @@
 Markdown.
 
 :func:`render_page` is pure (same arguments, same bytes): front matter (with the input's
-digest), title, a summary line, then Facts, How-tos and preferences, and History, every line
-citing its memories. :func:`frame_page` puts kgmem's front matter and top heading around a
-body, whoever wrote it (this renderer or a model). Stored text is escaped so that it cannot
-open a link or fake a citation.
+digest), title, a summary line (types, and what they are kinds of), then Facts, How-tos and
+preferences, History and What changed (older values, superseded or outdated, with when),
+every line citing its memories (``[m:3f2a9c01]``) and each cited memory's evidence as a
+footnote (``[^1]``: the quote, and where it was said: a chat's turn, a link to a note).
+:func:`frame_page` puts kgmem's front matter and top heading around a body, whoever wrote
+it (this renderer or a model). Stored text is escaped so that it cannot open a link or
+fake a citation.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from kgmem.memory.model import MemoryKind
-from kgmem.pages.content import MemoryLine, PageInput
+from kgmem.pages.content import ChangeLine, MemoryLine, PageInput
 
 __all__ = ["frame_page", "inline", "render_page", "wikilink", "yaml_scalar"]
 
@@ -64,32 +67,65 @@ def inline(text: str) -> str:
 
 
 def _body(page: PageInput) -> str:
-    facts = _fact_lines(page)
-    howtos = [_howto(m) for m in page.memories if m.kind is MemoryKind.PROCEDURAL]
-    events = [_event(m) for m in page.memories if m.kind is MemoryKind.EPISODIC]
+    notes = _Notes(page)
+    facts = _fact_lines(page, notes)
+    howtos = [_howto(m, notes) for m in page.memories if m.kind is MemoryKind.PROCEDURAL]
+    events = [_event(m, notes) for m in page.memories if m.kind is MemoryKind.EPISODIC]
     sections = [
         _summary(page, len(facts), len(howtos), len(events)),
         _section("Facts", facts),
         _section("How-tos and preferences", howtos),
         _section("History", events),
     ]
+    if page.changes:
+        sections.append(_section("What changed", [_change(c) for c in page.changes]))
     if page.truncated:
         sections.append(
             "_Only the newest memories are shown here; `kgmem memories list` has them all._"
         )
+    if notes.used:
+        sections.append("\n".join(notes.definitions()))
     return "\n\n".join(sections)
 
 
-def _fact_lines(page: PageInput) -> list[str]:
+class _Notes:
+    """The page's evidence footnotes: one a memory, numbered as the page first cites them
+    (``[^1]``), each a quote and where it was said (a wikilink when it is a note)."""
+
+    def __init__(self, page: PageInput) -> None:
+        self._evidence = {e.memory: e for e in page.evidence}
+        self.used: dict[str, int] = {}
+
+    def ref(self, memories: Iterable[str]) -> str:
+        """The citations of ``memories``, each followed by its footnote when it has one."""
+        out = []
+        for memory in memories:
+            if memory in self._evidence:
+                number = self.used.setdefault(memory, len(self.used) + 1)
+                out.append(f"[{memory}][^{number}]")
+            else:
+                out.append(f"[{memory}]")
+        return " ".join(out)
+
+    def definitions(self) -> list[str]:
+        lines = []
+        for memory, number in self.used.items():
+            e = self._evidence[memory]
+            where = wikilink(e.link, e.source) if e.link else inline(e.source)
+            lines.append(f'[^{number}]: "{inline(e.quote)}" ({where})')
+        return lines
+
+
+def _fact_lines(page: PageInput, notes: _Notes) -> list[str]:
     lines = []
     for fact in page.facts:
         predicate = ("not " if fact.negated else "") + fact.predicate
         value = wikilink(fact.link, fact.value) if fact.link else inline(fact.value)
-        lines.append(f"- **{inline(predicate)}**: {value} {_cite(fact.memories)}")
+        lines.append(f"- **{inline(predicate)}**: {value} {notes.ref(fact.memories)}")
     claimed = {c for f in page.facts for c in f.memories}
     for m in page.memories:  # semantic and reference memories no fact line already cites
         if m.kind in (MemoryKind.SEMANTIC, MemoryKind.REFERENCE) and m.memory not in claimed:
-            lines.append(f"- {_text(m)} {_cite([m.memory])}")
+            lines.append(f"- {_text(m)} {notes.ref([m.memory])}")
     return lines
 
 
@@ -100,14 +136,24 @@ def wikilink(target: str, text: str) -> str:
     return f"[[{target}|{shown}]]"
 
 
-def _howto(memory: MemoryLine) -> str:
+def _howto(memory: MemoryLine, notes: _Notes) -> str:
     steps = [f"   {n}. {inline(step)}" for n, step in enumerate(memory.steps, 1)]
-    return "\n".join([f"- {_text(memory)} {_cite([memory.memory])}", *steps])
+    return "\n".join([f"- {_text(memory)} {notes.ref([memory.memory])}", *steps])
 
 
-def _event(memory: MemoryLine) -> str:
+def _event(memory: MemoryLine, notes: _Notes) -> str:
     when = memory.occurred_at.astimezone(UTC).date().isoformat() if memory.occurred_at else "?"
-    return f"- {when}: {_text(memory)} {_cite([memory.memory])}"
+    return f"- {when}: {_text(memory)} {notes.ref([memory.memory])}"
+
+
+def _change(change: ChangeLine) -> str:
+    """An older value: ``- **works for**: Globex, superseded 2026-05-01 [m:caae7810]``."""
+    predicate = ("not " if change.negated else "") + change.predicate
+    when = f" {change.until.astimezone(UTC).date().isoformat()}" if change.until else ""
+    return (
+        f"- **{inline(predicate)}**: {inline(change.value)}, {change.status}{when} "
+        f"[{change.memory}]"
+    )
 
 
 def _text(memory: MemoryLine) -> str:
@@ -117,16 +163,14 @@ def _text(memory: MemoryLine) -> str:
     return inline(memory.title)
 
 
-def _cite(ids: Iterable[str]) -> str:
-    return " ".join(f"[{i}]" for i in ids)
-
-
 def _section(title: str, lines: Sequence[str]) -> str:
     return f"## {title}\n\n" + ("\n".join(lines) if lines else _EMPTY)
 
 
 def _summary(page: PageInput, facts: int, howtos: int, events: int) -> str:
     what = ", ".join(page.types) or "entity"
+    if page.ancestors:
+        what += "; a kind of " + ", ".join(page.ancestors)
     line = f"**{inline(page.name)}** ({inline(what)})"
     if page.aliases:
         line += ", also known as " + ", ".join(inline(a) for a in page.aliases)

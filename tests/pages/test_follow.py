@@ -12,9 +12,11 @@ from rdflib import URIRef
 
 from kgmem.api.services import Services
 from kgmem.config import Settings
+from kgmem.memory import MemoryStatus
 from kgmem.memory.entities import self_entity
-from kgmem.memory.source_inputs import MessageIn
+from kgmem.memory.source_inputs import MessageIn, NoteIn
 from kgmem.pages import front_matter_ids, page_iri, stored_page
+from kgmem.pages.edits import page_edits, read_page
 from kgmem.store import Changeset, Quad, UserGraphs
 from kgmem.vocab import KGM
 from tests.index.wired import remember, settled, wired
@@ -188,3 +190,49 @@ def test_a_vault_named_in_settings_is_used_for_that_user_only(
         assert services.settings.vault_dir("bob") == tmp_path / "b"
     finally:
         services.close()
+
+
+def test_a_page_shows_evidence_footnotes_kinds_and_what_changed(services: Services) -> None:
+    """Each cited memory's quote is a footnote naming where it was said (a note is linked),
+    the summary says what the types are kinds of, and a superseded value is kept, dated,
+    under What changed."""
+    old = remember(services, 1, "Acme")
+    note = services.sources.ingest_note(
+        "alice", NoteIn(path="Journal/move.md", text="New job: I work at Globex now.")
+    )
+    draft = {
+        "kind": "semantic",
+        "title": "Works at Globex",
+        "confidence": 0.9,
+        "claims": [{"subject": "I", "predicate": "schema:worksFor", "object": "Globex"}],
+        "entities": [{"name": "Globex", "types": ["schema:Organization"]}],
+        "evidence": [{"source": str(note.iri), "quote": "I work at Globex now"}],
+    }
+    [item] = services.gate.draft("alice", [draft], account_name="Alice").items
+    assert item.memory is not None and old in item.superseded  # the note's word is the user's
+    services.feed.drain("alice")
+    text = files(services)["entities/alice.md"]
+    short = str(item.memory).rsplit("/", 1)[-1][:8]
+    number = re.search(rf"\[m:{short}\]\[\^(\d+)\]", text)
+    assert number is not None, text
+    footnote = f'[^{number.group(1)}]: "I work at Globex now" ([[Journal/move|Journal/move.md]])'
+    assert footnote in text
+    assert "(person; a kind of agent)" in text
+    facts, changed = text.split("## Facts", 1)[1].split("## What changed", 1)
+    assert "Acme" not in facts and "**works for**: Acme, superseded" in changed
+    assert "Globex" in facts
+
+
+def test_footnotes_and_what_changed_are_not_read_as_a_persons_edits(services: Services) -> None:
+    """Deleting kgmem's evidence footnotes or the What changed section asks nothing."""
+    old = remember(services, 1, "Acme")
+    new = remember(services, 2, "Globex")
+    services.lifecycle.retire("alice", old, MemoryStatus.SUPERSEDED, "moved", by=new)
+    services.feed.drain("alice")
+    text = files(services)["entities/alice.md"]
+    assert "[^1]: " in text and "## What changed" in text
+    base = read_page(text)
+    trimmed = "\n".join(
+        x for x in text.split("\n") if not x.startswith("[^") and "superseded" not in x
+    )
+    assert page_edits(base, read_page(trimmed)) == []

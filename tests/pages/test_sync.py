@@ -134,8 +134,9 @@ def test_a_changed_value_supersedes_the_memory_it_cited(scene: Scene) -> None:
     record = scene.services.lifecycle.get("alice", made)
     assert [str(c.predicate) for c in record.claims] == ["https://schema.org/worksFor"]
     assert scene.globex in record.supersedes
-    text = scene.text()
-    assert "[[Memory/entities/initech|Initech]]" in text and "Globex" not in text
+    facts, changed = scene.text().split("## Facts", 1)[1].split("## What changed", 1)
+    assert "[[Memory/entities/initech|Initech]]" in facts and "Globex" not in facts
+    assert f"**works for**: Globex, superseded 2026-06-01 {cite(scene.globex)}" in changed
 
 
 def test_a_struck_line_is_outdated_and_one_struck_as_wrong_is_erroneous(scene: Scene) -> None:
