@@ -191,8 +191,6 @@ def read_page_input(
     cite = _citations([URIRef(r["memory"]) for r in (*memories, *claims)])
     types = [t for t in values[RDF.type] if isinstance(t, URIRef) and t not in _RECORD_TYPES]
     label = effective.vocabulary.label
-    sources = {"sources": UserGraphs(uid).sources}
-    evidence = store.select(queries["pages/entity_evidence"], {**about, **sources})
     changes = store.select(queries["pages/entity_changes"], {"graph": graph, "entity": entity})
     cite = {**_citations([URIRef(r["memory"]) for r in changes]), **cite}
     return PageInput(
@@ -206,7 +204,7 @@ def read_page_input(
         ),
         truncated=truncated,
         ancestors=_ancestors(types, effective),
-        evidence=_evidence(evidence, cite),
+        evidence=_evidence(store, UserGraphs(uid), cite),
         changes=_changes(changes, cite, effective),
     )
 
@@ -235,25 +233,42 @@ def _label_key(text: str) -> str:
     return " ".join(words)
 
 
-def _evidence(rows: Iterable[Row], cite: Mapping[URIRef, str]) -> tuple[EvidenceLine, ...]:
-    """The first quote (in text order) of each memory the page cites, and where it was
-    said; a memory the page does not show has none here."""
-    first: dict[str, EvidenceLine] = {}
-    for row in rows:
-        memory = cite.get(URIRef(row["memory"]))
-        if memory is None:
+def _evidence(
+    store: TripleStore, graphs: UserGraphs, cite: Mapping[URIRef, str]
+) -> tuple[EvidenceLine, ...]:
+    """The first quote (in text order) of each memory the page cites, and where it was said:
+    a note's path (linked), a message's chat and turn. Read by quads, memory by memory (a
+    query joining every memory about a hub entity with its evidence costs seconds)."""
+    lines = []
+    places: dict[URIRef, tuple[str, str]] = {}
+    for memory, citation in cite.items():
+        quoted: list[tuple[str, URIRef]] = []
+        for link in store.quads(graphs.kg, memory, KGM.evidence):
+            node = link.object
+            if not isinstance(node, URIRef):
+                continue
+            said = [str(q.object) for q in store.quads(graphs.kg, node, KGM.quote)]
+            where = [q.object for q in store.quads(graphs.kg, node, KGM.source)]
+            if said and where and isinstance(where[0], URIRef):
+                quoted.append((" ".join(said[0].split())[:300], where[0]))
+        if not quoted:
             continue
-        path, chat, turn = row.get("path"), row.get("chat"), row.get("turn")
-        if path is not None:
-            source, link = str(path), str(path).rsplit(".", 1)[0]
-        elif chat is not None and turn is not None:
-            source, link = f"chat {chat}, turn {turn}", ""
-        else:
-            source, link = str(row["source"]).rsplit("/", 1)[-1], ""
-        line = EvidenceLine(memory, " ".join(str(row["quote"]).split())[:300], source, link)
-        if memory not in first or line.quote < first[memory].quote:
-            first[memory] = line
-    return tuple(first.values())
+        first, source = min(quoted)
+        if source not in places:
+            places[source] = _place(store, graphs, source)
+        lines.append(EvidenceLine(citation, first, *places[source]))
+    return tuple(lines)
+
+
+def _place(store: TripleStore, graphs: UserGraphs, source: URIRef) -> tuple[str, str]:
+    """Where a source was said, and the wikilink target when it is a note."""
+    for quad in store.quads(graphs.sources, source, KGM.notePath):
+        return str(quad.object), str(quad.object).rsplit(".", 1)[0]
+    chat = [str(q.object) for q in store.quads(graphs.sources, source, KGM.chat)]
+    turn = [str(q.object) for q in store.quads(graphs.sources, source, KGM.turn)]
+    if chat and turn:
+        return f"chat {chat[0]}, turn {turn[0]}", ""
+    return str(source).rsplit("/", 1)[-1], ""
 
 
 def _changes(
