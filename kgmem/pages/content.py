@@ -178,10 +178,10 @@ def read_page_input(
     (or was merged into another entity)."""
     graph = UserGraphs(uid).kg
     about = {"graph": graph, "entity": entity, "status": MemoryStatus.ACTIVE.iri}
-    triples = store.select(queries["memory/entity_facts"], {"graph": graph, "entity": entity})
-    values: dict[URIRef, list[object]] = defaultdict(list)
-    for row in triples:
-        values[URIRef(row["p"])].append(row["o"])
+    values: dict[URIRef, list[object]] = {  # only these: a hub entity has thousands of facts
+        p: [q.object for q in store.quads(graph, entity, p)]
+        for p in (RDF.type, KGM.mergedInto, KGM.name, KGM.alias)
+    }
     if KGM.Entity not in values[RDF.type] or values[KGM.mergedInto]:
         return None
     memories = store.select(queries["pages/memories_about"], about)

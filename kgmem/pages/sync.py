@@ -280,7 +280,7 @@ class VaultSync:
         if edit.kind is EditKind.ADDED and edit.new is not None:
             self._add(ctx, edit.new, conflict, report)
             return
-        cited = self._cited(uid, edit.citations)
+        cited = self._cited(uid, ctx.entity, edit.citations)
         live = [m for m in cited if self._status(uid, m) is MemoryStatus.ACTIVE]
         if conflict:
             why = f"edited in the vault against an older revision (the page is at {current})"
@@ -421,18 +421,22 @@ class VaultSync:
                 return quad.object
         return None
 
-    def _cited(self, uid: str, citations: Sequence[str]) -> list[URIRef]:
-        """The memories behind ``citations`` (``m:`` and a unique id prefix)."""
-        base = UserGraphs(uid).node_base + "memory/"
+    def _cited(self, uid: str, entity: URIRef | None, citations: Sequence[str]) -> list[URIRef]:
+        """The memories behind ``citations`` (``m:`` and an id prefix unique on the page):
+        among the memories about ``entity`` or with a claim about it, which are the ones
+        its page can show (so the cost is the page's, not the whole memory's)."""
+        if entity is None or not citations:
+            return []
+        kg, base = UserGraphs(uid).kg, UserGraphs(uid).node_base + "memory/"
+        candidates = {q.subject for q in self._store.quads(kg, None, KGM.about, entity)}
+        for claim in self._store.quads(kg, None, KGM.subject, entity):
+            candidates |= {q.subject for q in self._store.quads(kg, None, KGM.claim, claim.subject)}
         found: list[URIRef] = []
         for citation in citations:
-            prefix = Literal(base + citation.removeprefix("m:"))
-            rows = self._store.select(
-                self._queries["pages/memory_by_prefix"],
-                {"graph": UserGraphs(uid).kg, "prefix": prefix},
-            )
-            if len(rows) == 1:  # else no memory, or more than one: it names none
-                found.append(URIRef(rows[0]["memory"]))
+            prefix = base + citation.removeprefix("m:")
+            matching = [m for m in candidates if isinstance(m, URIRef) and m.startswith(prefix)]
+            if len(matching) == 1:  # else no memory, or more than one: it names none
+                found.append(matching[0])
         return list(dict.fromkeys(found))
 
     def _status(self, uid: str, memory: URIRef) -> MemoryStatus | None:
