@@ -24,7 +24,8 @@ the batch just wrote, right after it: what an agent waits for to read its own wr
 lexical index catches up first; the graph projection follows in the drain, ``drain p50``).
 ``--floor`` records the storage operations of the last timed batch at each size and replays
 them natively on the same store (see ``storage_floor.py``): what the on-disk store alone
-costs that batch, under any code.
+costs that batch, under any code. ``KGMEM_VAULT=off`` in the environment measures without
+pages following the writes (they are on by default, as the server runs).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -282,7 +284,8 @@ def run(
     floor: bool = False,
 ) -> tuple[list[float], list[float], list[float], list[float], Counter[str], Floor | None]:
     with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(env={"KGMEM_HOME": tmp})
+        vault = {k: v for k, v in os.environ.items() if k == "KGMEM_VAULT"}  # on by default
+        settings = load_settings(env={"KGMEM_HOME": tmp, **vault})
         services = build_services(settings)
         try:
             world = World(n)

@@ -354,7 +354,9 @@ def build_services(
     )
     sync = watcher = None
     if vault is not None:
-        sync = VaultSync(store, queries, vault, sources, gate, lifecycle, ontology, feed.drain)
+        sync = VaultSync(
+            store, queries, vault, sources, gate, lifecycle, ontology, clock, feed.drain
+        )
         users = StoreReader(store, queries).users
         shared = settings.home / "vault"
         watcher = VaultWatcher(sync, vault, lambda: sorted(users()), shared=shared)

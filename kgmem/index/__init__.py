@@ -23,6 +23,7 @@ from kgmem.index.dense import Embedder, EmbedderUnavailable, StaticEmbedder
 from kgmem.index.feed import ChangeFeed, DrainReport, FeedTarget
 from kgmem.index.kuzu import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
+from kgmem.index.lexical.docs import revision_key
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import TABLES, UserRows, fingerprint_of
 
@@ -49,4 +50,5 @@ __all__ = [
     "TableFingerprint",
     "UserRows",
     "fingerprint_of",
+    "revision_key",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from rdflib import Literal, URIRef
 
+from kgmem.index import revision_key
 from kgmem.pages.revisions import MEMORY_DIR, page_id, page_iri
 from kgmem.pages.vault import Vault
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
@@ -131,12 +132,9 @@ class PageReader:
         if not rows:
             return None
 
-        def order(row: Row) -> tuple[int, str]:
-            revision, when = row.get("revision"), row.get("timestamp")
-            number = revision.toPython() if isinstance(revision, Literal) else 0
-            return (number if isinstance(number, int) else 0, str(when or ""))
-
-        latest = max(rows, key=order)
+        latest = max(rows, key=revision_key)  # as search reads it
+        if latest.get("removedAt") is not None:  # its file was removed: no longer a note
+            return None
         revision = latest.get("revision")
         return PageView(
             id=str(latest["note"]),

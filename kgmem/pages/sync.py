@@ -43,8 +43,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from rdflib import Literal, URIRef
+from rdflib.namespace import XSD
 
+from kgmem.clock import Clock
 from kgmem.errors import KgmemError
+from kgmem.index import revision_key
 from kgmem.memory import (
     Actor,
     IngestStatus,
@@ -133,13 +136,14 @@ class VaultSync:
         gate: WriteGate,
         lifecycle: Lifecycle,
         ontology: OntologyService,
+        clock: Clock,
         settle: Callable[[str], object],
     ) -> None:
         """``settle(uid)``: bring the user's pages and files level with their commits (the
         change feed's drain), so the file shows the edit's outcome when :meth:`read` ends."""
         self._store, self._queries, self._vault = store, queries, vault
         self._sources, self._gate, self._lifecycle = sources, gate, lifecycle
-        self._ontology, self._settle = ontology, settle
+        self._ontology, self._clock, self._settle = ontology, clock, settle
         self._reading = threading.Lock()  # one file at a time: an edit is carried out once
 
     # -- reading one file ----------------------------------------------------------------
@@ -156,18 +160,23 @@ class VaultSync:
 
     def read_note(self, uid: str, path: Path) -> SyncReport:
         """Store a new revision of the user's own note at ``path`` (outside ``Memory/``):
-        searchable with its path, citable, evidence for memories. kgmem never writes it."""
+        searchable with its path, citable, evidence for memories. kgmem never writes it. A
+        note whose file is gone is no longer found (its revisions stay, as evidence)."""
         root = self._vault.root(uid)
         shown = _shown(path, root)
         try:
             relative = self._vault.note_path(uid, path)
+        except ValueError as exc:
+            return self._refuse(uid, shown, str(exc))
+        latest = self._latest_note(uid, relative)
+        try:
             text, _ = self._vault.read(path)
-            latest, number = self._latest_note(uid, relative)
-            if latest == text:
-                return SyncReport(uid, shown, SyncStatus.UNCHANGED)
+            if latest is not None and latest.text == text and not latest.removed:
+                return SyncReport(uid, shown, SyncStatus.UNCHANGED, note=latest.note)
+            number = 0 if latest is None else latest.number
             note = NoteIn(path=relative, text=text, revision=number + 1)
         except FileNotFoundError:
-            return SyncReport(uid, shown, SyncStatus.GONE)
+            return self._removed(uid, shown, latest)
         except ValidationError:
             return self._refuse(uid, shown, "empty, or too long to be a note")
         except ValueError as exc:
@@ -176,27 +185,46 @@ class VaultSync:
         status = SyncStatus.NOTED if result.status is IngestStatus.CREATED else SyncStatus.UNCHANGED
         return SyncReport(uid, shown, status, note=result.iri)
 
-    def _latest_note(self, uid: str, relative: str) -> tuple[str | None, int]:
-        """The text of the newest stored revision of the note at ``relative`` and the
-        highest revision number given to one (0: none)."""
+    def _removed(self, uid: str, shown: str, latest: _Note | None) -> SyncReport:
+        """The note's file is gone: its latest revision says so (once)."""
+        if latest is not None and not latest.removed:
+            when = Literal(self._clock.now(), datatype=XSD.dateTime)
+            quad = Quad(latest.note, KGM.removedAt, when, UserGraphs(uid).sources)
+            self._store.commit(Changeset.of([quad]))
+        return SyncReport(uid, shown, SyncStatus.GONE, note=None if latest is None else latest.note)
+
+    def _latest_note(self, uid: str, relative: str) -> _Note | None:
+        """The newest stored revision of the note at ``relative`` (as search reads it),
+        with the highest revision number any of its revisions has; None: there is none."""
         rows = self._store.select(
             self._queries["index/lexical_notes"],
             {"graph": UserGraphs(uid).sources, "path": Literal(relative)},
         )
-        numbered = [
-            (n, str(r["text"]))
-            for r in rows
-            if isinstance(v := r.get("revision"), Literal) and isinstance(n := v.toPython(), int)
-        ]
-        if not numbered:
-            return (str(rows[0]["text"]) if len(rows) == 1 else None), len(rows)
-        number, text = max(numbered)
-        return text, max(number, len(rows))
+        if not rows:
+            return None
+        newest = max(rows, key=revision_key)
+        numbers = [n for r in rows if isinstance(n := _number(r.get("revision")), int)]
+        return _Note(
+            URIRef(newest["note"]),
+            str(newest["text"]),
+            max([*numbers, len(rows)]),
+            newest.get("removedAt") is not None,
+        )
 
     def read_notes(self, uid: str) -> list[SyncReport]:
         """Every note of the user's own in their vault (outside ``Memory/``), as at start:
-        the ones changed while nothing watched get a new revision."""
-        return [self.read_note(uid, path) for path in self._vault.note_files(uid)]
+        the ones changed while nothing watched get a new revision, and the ones whose file
+        was removed meanwhile are no longer found."""
+        reports = [self.read_note(uid, path) for path in self._vault.note_files(uid)]
+        seen = {r.path for r in reports}
+        rows = self._store.select(
+            self._queries["index/lexical_notes"], {"graph": UserGraphs(uid).sources}
+        )
+        root = self._vault.root(uid)
+        for relative in sorted({str(r["path"]) for r in rows} - seen):
+            if relative.split("/", 1)[0] != MEMORY_DIR and not (root / relative).exists():
+                reports.append(self._removed(uid, relative, self._latest_note(uid, relative)))
+        return reports
 
     def _read(self, uid: str, path: Path) -> SyncReport:
         root = self._vault.root(uid)
@@ -477,6 +505,21 @@ class VaultSync:
     def _refuse(self, uid: str, shown: str, reason: str) -> SyncReport:
         log.warning("vault of %s: %s not read: %s", uid, shown, reason)
         return SyncReport(uid, shown, SyncStatus.REFUSED, reason)
+
+
+@dataclass(frozen=True)
+class _Note:
+    """A note's newest stored revision."""
+
+    note: URIRef
+    text: str
+    number: int  # the highest revision number its revisions have (or how many there are)
+    removed: bool  # its file was removed from the vault
+
+
+def _number(value: object) -> int | None:
+    found = value.toPython() if isinstance(value, Literal) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) else None
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,22 @@ def test_an_edited_note_gets_a_new_revision_and_search_reads_the_new_words(scene
     assert scene.hits("Lisbon") == []
 
 
+def test_a_removed_note_is_no_longer_found_but_stays_evidence_and_comes_back(
+    scene: Scene,
+) -> None:
+    path = scene.write(JOURNAL, ENTRY)
+    note = scene.report(JOURNAL).note
+    assert scene.hits("Lisbon") == [str(path.absolute())]
+    path.unlink()
+    assert scene.report(JOURNAL).status is SyncStatus.GONE
+    assert scene.hits("Lisbon") == []
+    assert scene.services.page_reader.by_path("alice", JOURNAL) is None
+    assert scene.services.sources.get("alice", [str(note)])  # still there, as evidence
+    scene.write(JOURNAL, ENTRY)  # restored from the trash, as it was
+    assert scene.report(JOURNAL).status is SyncStatus.NOTED
+    assert scene.hits("Lisbon") == [str(path.absolute())]
+
+
 def test_a_memory_can_cite_a_note_by_its_quote(scene: Scene) -> None:
     scene.write(JOURNAL, ENTRY)
     note = scene.report(JOURNAL).note
@@ -166,3 +182,11 @@ def test_notes_written_while_nothing_watched_are_read_at_the_next_start(
         assert len(list(again.store.quads(SOURCES, None, KGM.notePath))) == 1
     finally:
         again.close()
+    (root / JOURNAL).unlink()  # removed while nothing watched
+    third = wired(settings)
+    try:
+        third.reconcile_vaults()
+        assert list(third.store.quads(SOURCES, None, KGM.removedAt))
+        assert [h for h in third.search.memory_search("alice", "Lisbon") if h.kind == "note"] == []
+    finally:
+        third.close()

@@ -262,7 +262,8 @@ class LexicalReader:
         return shard.labels[term]
 
     def notes(self, uid: str, bindings: Mapping[str, Literal]) -> Iterator[LexicalDoc]:
-        """The latest revision of each external note (highest revision, then latest time)."""
+        """The latest revision of each external note (highest revision, then latest time),
+        unless the note's file was removed."""
         query = self._queries["index/lexical_notes"]
         latest: dict[str, Row] = {}
         for row in self._store.select(query, {"graph": UserGraphs(uid).sources, **bindings}):
@@ -271,7 +272,8 @@ class LexicalReader:
                 continue
             if path not in latest or revision_key(row) > revision_key(latest[path]):
                 latest[path] = row
-        yield from self._docs(latest.values(), "note", note_doc)
+        found = [row for row in latest.values() if row.get("removedAt") is None]  # else gone
+        yield from self._docs(found, "note", note_doc)
 
     def _docs(
         self, rows: Iterable[Row], node: str, build: Callable[[Row], LexicalDoc]
