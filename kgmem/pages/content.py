@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from hashlib import sha256
 from typing import ClassVar
 
@@ -31,6 +32,7 @@ __all__ = [
     "PAGE_MEMORIES",
     "RENDERER_VERSION",
     "ChangeLine",
+    "EvidenceCache",
     "EvidenceLine",
     "FactLine",
     "MemoryLine",
@@ -160,7 +162,7 @@ class PageInput:
         cited = {m.memory for m in self.memories} | {c for f in self.facts for c in f.memories}
         put(self, "citations", tuple(sorted(cited)))
 
-    @property
+    @cached_property  # an input is frozen: its digest, read several times a page, once
     def digest(self) -> str:
         """``sha256:<hex>`` of the renderer version and this input."""
         data = json.dumps([RENDERER_VERSION, asdict(self)], sort_keys=True, default=str)
@@ -173,6 +175,7 @@ def read_page_input(
     uid: str,
     entity: URIRef,
     effective: EffectiveOntology,
+    evidence_cache: EvidenceCache | None = None,
 ) -> PageInput | None:
     """What ``entity``'s page may say, from the user's kg graph; None if it no longer exists
     (or was merged into another entity)."""
@@ -204,7 +207,7 @@ def read_page_input(
         ),
         truncated=truncated,
         ancestors=_ancestors(types, effective),
-        evidence=_evidence(store, UserGraphs(uid), cite),
+        evidence=_evidence(store, UserGraphs(uid), cite, evidence_cache),
         changes=_changes(changes, cite, effective),
     )
 
@@ -233,31 +236,47 @@ def _label_key(text: str) -> str:
     return " ".join(words)
 
 
+#: What a memory's evidence shows on a page: its first quote, where it was said and the
+#: wikilink to that note (or None: no quote). A follower keeps these between pages (evidence
+#: changes only when its memory does, and then the memory is among the nodes refreshed).
+EvidenceCache = MutableMapping[URIRef, tuple[str, str, str] | None]
+
+
 def _evidence(
-    store: TripleStore, graphs: UserGraphs, cite: Mapping[URIRef, str]
+    store: TripleStore,
+    graphs: UserGraphs,
+    cite: Mapping[URIRef, str],
+    cache: EvidenceCache | None = None,
 ) -> tuple[EvidenceLine, ...]:
     """The first quote (in text order) of each memory the page cites, and where it was said:
     a note's path (linked), a message's chat and turn. Read by quads, memory by memory (a
     query joining every memory about a hub entity with its evidence costs seconds)."""
+    cache = {} if cache is None else cache
     lines = []
-    places: dict[URIRef, tuple[str, str]] = {}
     for memory, citation in cite.items():
-        quoted: list[tuple[str, URIRef]] = []
-        for link in store.quads(graphs.kg, memory, KGM.evidence):
-            node = link.object
-            if not isinstance(node, URIRef):
-                continue
-            said = [str(q.object) for q in store.quads(graphs.kg, node, KGM.quote)]
-            where = [q.object for q in store.quads(graphs.kg, node, KGM.source)]
-            if said and where and isinstance(where[0], URIRef):
-                quoted.append((" ".join(said[0].split())[:300], where[0]))
-        if not quoted:
-            continue
-        first, source = min(quoted)
-        if source not in places:
-            places[source] = _place(store, graphs, source)
-        lines.append(EvidenceLine(citation, first, *places[source]))
+        if memory not in cache:
+            cache[memory] = _first_quote(store, graphs, memory)
+        if (found := cache[memory]) is not None:
+            lines.append(EvidenceLine(citation, *found))
     return tuple(lines)
+
+
+def _first_quote(
+    store: TripleStore, graphs: UserGraphs, memory: URIRef
+) -> tuple[str, str, str] | None:
+    quoted: list[tuple[str, URIRef]] = []
+    for link in store.quads(graphs.kg, memory, KGM.evidence):
+        node = link.object
+        if not isinstance(node, URIRef):
+            continue
+        said = [str(q.object) for q in store.quads(graphs.kg, node, KGM.quote)]
+        where = [q.object for q in store.quads(graphs.kg, node, KGM.source)]
+        if said and where and isinstance(where[0], URIRef):
+            quoted.append((" ".join(said[0].split())[:300], where[0]))
+    if not quoted:
+        return None
+    first, source = min(quoted)
+    return (first, *_place(store, graphs, source))
 
 
 def _place(store: TripleStore, graphs: UserGraphs, source: URIRef) -> tuple[str, str]:

@@ -33,7 +33,7 @@ from kgmem.index.base import Links
 from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import OntologyService, ValidationService
-from kgmem.pages.content import PageInput, read_page_input, with_links
+from kgmem.pages.content import EvidenceCache, PageInput, read_page_input, with_links
 from kgmem.pages.playbooks import read_playbook_input, render_playbook
 from kgmem.pages.render import render_page
 from kgmem.pages.revisions import (
@@ -53,6 +53,7 @@ from kgmem.vocab import KGM, RDF
 __all__ = ["PageFollower", "PagesWritten", "prepare_pages"]
 
 P = TypeVar("P", bound=PageSubject)
+_EVIDENCE_CACHE = 200_000  # memories whose page evidence is kept between refreshes
 
 log = logging.getLogger("kgmem.pages")
 
@@ -73,6 +74,7 @@ def prepare_pages(
     ontology: OntologyService,
     uid: str,
     entities: Iterable[URIRef],
+    evidence_cache: EvidenceCache | None = None,
 ) -> Prepared:
     """What the pages of ``entities`` may say, with every fact about another entity linked to
     that entity's page. An entity linked to that has no page yet is added to the set (its
@@ -86,7 +88,7 @@ def prepare_pages(
         entity = todo.pop()
         if entity in found or entity in gone:
             continue
-        page = read_page_input(store, queries, uid, entity, effective)
+        page = read_page_input(store, queries, uid, entity, effective, evidence_cache)
         if page is None or (
             not page.facts and not page.memories and not _named(store, queries, uid, entity)
         ):
@@ -142,11 +144,16 @@ class PageFollower:
     ) -> None:
         self._store, self._queries = store, queries
         self._ontology, self._validation, self._clock = ontology, validation, clock
+        self._evidence: EvidenceCache = {}  # memory -> what its evidence shows on a page
 
     def refresh(
         self, uid: str, nodes: Iterable[URIRef], links: Links | None = None
     ) -> PagesWritten:
         nodes = list(nodes)
+        if len(self._evidence) > _EVIDENCE_CACHE:
+            self._evidence.clear()
+        for node in nodes:  # a memory written again may quote something else first now
+            self._evidence.pop(URIRef(str(node).split("#", 1)[0]), None)
         entities = self.entities(uid, nodes, links)
         procedures = self.procedures(uid, nodes)
         if not entities and not procedures:
@@ -243,7 +250,9 @@ class PageFollower:
         done = PagesWritten()
         now = self._clock.now()
         with self._store.transaction() as tx:
-            prepared = prepare_pages(self._store, self._queries, self._ontology, uid, entities)
+            prepared = prepare_pages(
+                self._store, self._queries, self._ontology, uid, entities, self._evidence
+            )
             add: list[Quad] = []
             remove: list[Quad] = []
             for page in prepared.inputs:

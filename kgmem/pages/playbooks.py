@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from hashlib import sha256
 from typing import ClassVar
 
@@ -70,7 +71,7 @@ class PlaybookInput:
         """What the page is of: the procedure."""
         return self.memory
 
-    @property
+    @cached_property  # an input is frozen: its digest, read several times a page, once
     def digest(self) -> str:
         data = json.dumps([PLAYBOOK_VERSION, asdict(self)], sort_keys=True, default=str)
         return "sha256:" + sha256(data.encode()).hexdigest()

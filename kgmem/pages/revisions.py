@@ -2,9 +2,9 @@
 
 Pages are in the user's kg graph: ``<page> a kgm:Page ; kgm:pageOf <entity> ; kgm:path
 "entities/<slug>.md" ; kgm:currentRevision <page#rN>``, each revision with its Markdown,
-content hash and time; older revisions are kept. :func:`stored_page` reads an entity's page
-(and the input digest in its front matter); :func:`revision_quads` adds a new revision,
-creating the page on its first one at a path no other page has.
+content hash and time; the KEPT_REVISIONS newest revisions are kept. :func:`stored_page`
+reads an entity's page (and the input digest in its front matter); :func:`revision_quads`
+adds a new revision, creating the page on its first one at a path no other page has.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
 __all__ = [
+    "KEPT_REVISIONS",
     "MEMORY_DIR",
     "PageDraft",
     "PageSubject",
@@ -43,6 +44,9 @@ __all__ = [
 
 #: The vault folder kgmem manages; everything else in a vault is the user's.
 MEMORY_DIR = "Memory"
+#: Revisions kept per page (the current one and those before it): an edit made against an
+#: older one than these can no longer be compared, and is refused with that reason.
+KEPT_REVISIONS = 64
 
 _DIGEST = re.compile(r'^digest: "(sha256:[0-9a-f]{64})"$', re.M)
 
@@ -106,15 +110,19 @@ def stored_page(
     if not rows:
         return None
     row, page = rows[0], URIRef(rows[0]["page"])
-    revisions = store.select(queries["pages/revisions"], {"graph": graph, "page": page})
-    numbers = [n.toPython() for r in revisions if isinstance(n := r["number"], Literal)]
+    current = row.get("number")
+    latest = current.toPython() if isinstance(current, Literal) else None
+    if not isinstance(latest, int):  # no current revision: the highest stored one
+        revisions = store.select(queries["pages/revisions"], {"graph": graph, "page": page})
+        numbers = [n.toPython() for r in revisions if isinstance(n := r["number"], Literal)]
+        latest = max((n for n in numbers if isinstance(n, int)), default=0)
     title, markdown = row.get("title"), row.get("markdown")
     return StoredPage(
         page,
         str(row["path"]),
         None if title is None else str(title),
         None if markdown is None else str(markdown),
-        max((n for n in numbers if isinstance(n, int)), default=0),
+        latest,
     )
 
 
@@ -217,6 +225,8 @@ def revision_quads(
     if in_pass is not None:
         add.append(Quad(revision, KGM.inPass, in_pass, graph))
     remove = list(store.quads(graph, page, KGM.currentRevision))
+    if number > KEPT_REVISIONS:  # the oldest one kept goes: a hub page is rewritten all day
+        remove += store.quads(graph, URIRef(f"{page}#r{number - KEPT_REVISIONS}"))
     if stored is None:
         path = page_path(store, queries, uid, entity, name, reserved, draft.page.folder)
         add += [

@@ -236,3 +236,22 @@ def test_footnotes_and_what_changed_are_not_read_as_a_persons_edits(services: Se
         x for x in text.split("\n") if not x.startswith("[^") and "superseded" not in x
     )
     assert page_edits(base, read_page(trimmed)) == []
+
+
+def test_a_page_keeps_its_newest_revisions_and_numbers_on(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hub page is rewritten all day: only the newest KEPT_REVISIONS stay stored, and the
+    numbers go on from the current one (a file names the revision it was written from)."""
+    monkeypatch.setattr("kgmem.pages.revisions.KEPT_REVISIONS", 3)
+    for turn, company in enumerate(("Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark")):
+        remember(services, turn, company)
+        services.feed.drain("alice")
+    page = page_iri("alice", ALICE)
+    numbers = sorted(
+        int(str(q.object))
+        for q in services.store.quads(KG, None, KGM.revision)
+        if str(q.subject).startswith(str(page) + "#r")
+    )
+    current = front_matter_ids(files(services)["entities/alice.md"])[1]
+    assert current is not None and current >= 6 and numbers == [current - 2, current - 1, current]
