@@ -21,6 +21,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
 
 from kgmem.pages.sync import SyncReport, VaultSync
 from kgmem.pages.vault import NOTE_SUFFIXES, Vault
@@ -92,9 +93,7 @@ class VaultWatcher:
         if self._thread is not None:
             return
         self._stopping = False
-        self._observer = Observer()
-        self._observer.daemon = True
-        self._observer.start()
+        self._observer = _observer()
         self._follow_users()
         self._thread = threading.Thread(target=self._run, name="kgmem-vault-watch", daemon=True)
         self._thread.start()
@@ -195,3 +194,18 @@ class VaultWatcher:
                 continue
             if self._done is not None:
                 self._done(report)
+
+
+def _observer() -> BaseObserver:
+    """The platform's file-system events (inotify on Linux), or, where the kernel refuses
+    them (no inotify in a container, its instances used up), a poll every second."""
+    try:
+        observer: BaseObserver = Observer()
+        observer.daemon = True
+        observer.start()
+    except OSError as exc:
+        log.warning("file-system events unavailable (%s): the vaults are polled instead", exc)
+        observer = PollingObserver(timeout=1.0)
+        observer.daemon = True
+        observer.start()
+    return observer

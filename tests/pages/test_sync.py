@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from rdflib import URIRef
+from watchdog.observers import Observer
 
 from kgmem.api.services import Services
 from kgmem.config import Settings
@@ -381,5 +382,42 @@ def test_a_page_change_never_overwrites_an_edit_not_read_yet(settings: Settings)
         assert "Adopted a cat" in {
             m.title for m in listed.memories("alice", status=MemoryStatus.PENDING, limit=100)
         }
+    finally:
+        services.close()
+
+
+def test_without_inotify_the_vault_is_polled_and_edits_are_still_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel that refuses file-system events (a container without inotify, its instances
+    used up) leaves the watcher polling: an edit is still read."""
+
+    class NoInotify(Observer):  # type: ignore[misc,valid-type]
+        def start(self) -> None:
+            raise OSError(24, "inotify instance limit reached")
+
+    monkeypatch.setattr("kgmem.pages.watch.Observer", NoInotify)
+    services = wired(settings)
+    try:
+        remember(services, 1, "Acme")
+        assert services.settle() and services.vault is not None and services.sync is not None
+        reports: queue.Queue[SyncReport] = queue.Queue()
+        watcher = VaultWatcher(
+            services.sync, services.vault, lambda: ["alice"], quiet=0.1, done=reports.put
+        )
+        watcher.start()
+        try:
+            page = services.vault.memory("alice") / ALICE_PAGE
+            time.sleep(1.2)  # the poller's first snapshot
+            page.write_text(
+                page.read_text("utf-8").replace(
+                    "## History\n\n_Nothing recorded yet._", "## History\n\n- 2026-09-01: Ran 10k"
+                ),
+                "utf-8",
+            )
+            report = next_report(reports, f"Memory/{ALICE_PAGE}")
+            assert report.status is SyncStatus.APPLIED and len(report.created) == 1
+        finally:
+            watcher.stop()
     finally:
         services.close()
