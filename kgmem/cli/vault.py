@@ -8,14 +8,18 @@ reconciliation that repairs it (the server does it at every start).
 from __future__ import annotations
 
 import click
+from rdflib import URIRef
 
-from kgmem.cli.common import local_store
+from kgmem.cli.common import fail, local_services, local_store
 from kgmem.config import load_settings
 from kgmem.index import StoreReader
 from kgmem.pages import Vault, VaultReport
-from kgmem.store import QueryRegistry, check_id
+from kgmem.store import QueryRegistry, UserGraphs, check_id
+from kgmem.vocab import KGM, RDF
 
 __all__ = ["vault"]
+
+_RENDER_BATCH = 200  # entities a commit
 
 
 def _users(uid: str | None, known: set[str]) -> list[str]:
@@ -41,7 +45,8 @@ def _show(report: VaultReport) -> None:
 
 @click.group()
 def vault() -> None:
-    """Each user's pages as Markdown files (an Obsidian vault): where, status, reconcile."""
+    """Each user's pages as Markdown files (an Obsidian vault): where, status, reconcile,
+    render."""
 
 
 @vault.command("path")
@@ -76,3 +81,24 @@ def reconcile(uid: str | None) -> None:
     """Write missing pages, move misplaced ones back, replace stale copies, remove stale
     duplicates; edited files are left for the sync."""
     _reconcile(uid, dry_run=False)
+
+
+@vault.command("render")
+@click.option("--user", "uid", metavar="USER", help="Only this user (default: every user).")
+def render(uid: str | None) -> None:
+    """Write the page of every entity now (pages otherwise appear as changes touch their
+    entities: a store written before pages were on, or a new page format, gets them all)."""
+    settings = load_settings()
+    if settings.vault != "on":
+        fail("the vault is off (vault = off): set KGMEM_VAULT=on to write pages")
+    purpose = "pages follow every change while the server runs; run this"
+    with local_services(settings, purpose) as services:
+        for user in _users(uid, StoreReader(services.store, services.queries).users()):
+            typed = services.store.quads(UserGraphs(user).kg, None, RDF.type, KGM.Entity)
+            entities = sorted(q.subject for q in typed if isinstance(q.subject, URIRef))
+            written = 0
+            for start in range(0, len(entities), _RENDER_BATCH):
+                chunk = entities[start : start + _RENDER_BATCH]
+                written += len(services.pages.write(user, chunk).written)
+            services.settle()  # the files follow the pages
+            click.echo(f"{user}: {len(entities)} entities, {written} pages written")

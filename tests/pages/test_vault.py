@@ -238,3 +238,31 @@ def test_the_command_line_reports_and_reconciles(settings: Settings) -> None:
     done = kgmem("reconcile")
     assert done.returncode == 0 and "1 written" in done.stdout
     assert (memory / "entities/acme.md").is_file()
+
+
+def test_render_writes_every_page_of_a_store_written_with_the_vault_off(
+    settings: Settings,
+) -> None:
+    """Memory written before pages were on has no pages; ``kgmem vault render`` writes them
+    all (and their files), and refuses with a reason while the vault is off."""
+    services = wired(replace(settings, vault="off"))
+    try:
+        remember(services, 1, "Acme")
+        remember(services, 2, "Globex")
+        services.settle()
+        assert not list(services.store.quads(KG, None, KGM.path))  # no page yet
+    finally:
+        services.close()
+    command = [sys.executable, "-m", "kgmem.cli", "vault", "render", "--user", "alice"]
+    base = {**os.environ, "KGMEM_HOME": str(settings.home)}
+    off = subprocess.run(
+        command, capture_output=True, text=True, env={**base, "KGMEM_VAULT": "off"}, cwd=REPO
+    )
+    assert off.returncode == 2 and "the vault is off" in off.stderr
+    done = subprocess.run(
+        command, capture_output=True, text=True, env={**base, "KGMEM_VAULT": "on"}, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert "alice: 3 entities, 3 pages written" in done.stdout
+    memory = settings.vault_dir("alice") / "Memory" / "entities"
+    assert {p.name for p in memory.glob("*.md")} == {"alice.md", "acme.md", "globex.md"}
