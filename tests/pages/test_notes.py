@@ -15,11 +15,11 @@ from rdflib import URIRef
 from kgmem.api.services import Services
 from kgmem.config import Settings
 from kgmem.memory import Outcome
-from kgmem.pages import SyncReport, SyncStatus, VaultWatcher
+from kgmem.pages import SyncReport, SyncStatus
 from kgmem.store import UserGraphs
 from kgmem.vocab import KGM
 from tests.index.wired import remember, wired
-from tests.pages.test_sync import next_report
+from tests.pages.test_sync import next_report, watched
 
 SOURCES = UserGraphs("alice").sources
 JOURNAL = "Journal/2026-11-02.md"
@@ -52,19 +52,9 @@ class Scene:
 
 @pytest.fixture
 def scene(settings: Settings) -> Iterator[Scene]:
-    services = wired(settings)
-    remember(services, 1, "Acme")
-    assert services.settle() and services.vault is not None and services.sync is not None
-    reports: queue.Queue[SyncReport] = queue.Queue()
-    watcher = VaultWatcher(
-        services.sync, services.vault, lambda: ["alice"], quiet=0.1, done=reports.put
-    )
-    watcher.start()
-    try:
+    with watched(settings, "Acme") as (services, reports, _):
+        assert services.vault is not None
         yield Scene(services, services.vault.root("alice"), reports)
-    finally:
-        watcher.stop()
-        services.close()
 
 
 def test_a_note_written_in_the_vault_is_stored_and_found_with_its_absolute_path(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -73,24 +74,35 @@ def next_report(reports: queue.Queue[SyncReport], path: str, timeout: float = 20
     raise AssertionError(f"no report on {path} in {timeout} s")
 
 
+@contextmanager
+def watched(
+    settings: Settings, *companies: str
+) -> Iterator[tuple[Services, queue.Queue[SyncReport], list[URIRef]]]:
+    """Alice's services once she works at ``companies`` (her memories, in order), her vault
+    watched: every file the watcher reads is reported on the queue."""
+    services = wired(settings)
+    try:
+        made = [remember(services, turn, company) for turn, company in enumerate(companies, 1)]
+        assert services.settle() and services.vault is not None and services.sync is not None
+        reports: queue.Queue[SyncReport] = queue.Queue()
+        watcher = VaultWatcher(
+            services.sync, services.vault, lambda: ["alice"], quiet=0.1, done=reports.put
+        )
+        watcher.start()
+        try:
+            yield services, reports, made
+        finally:
+            watcher.stop()
+    finally:
+        services.close()
+
+
 @pytest.fixture
 def scene(settings: Settings) -> Iterator[Scene]:
     """Alice works at Acme and Globex; her vault is watched."""
-    services = wired(settings)
-    acme = remember(services, 1, "Acme")
-    globex = remember(services, 2, "Globex")
-    assert services.settle() and services.vault is not None and services.sync is not None
-    reports: queue.Queue[SyncReport] = queue.Queue()
-    watcher = VaultWatcher(
-        services.sync, services.vault, lambda: ["alice"], quiet=0.1, done=reports.put
-    )
-    watcher.start()
-    memory = services.vault.memory("alice")
-    try:
-        yield Scene(services, services.vault, memory, reports, acme, globex)
-    finally:
-        watcher.stop()
-        services.close()
+    with watched(settings, "Acme", "Globex") as (services, reports, (acme, globex)):
+        assert services.vault is not None
+        yield Scene(services, services.vault, services.vault.memory("alice"), reports, acme, globex)
 
 
 def cite(memory: URIRef) -> str:
@@ -397,27 +409,15 @@ def test_without_inotify_the_vault_is_polled_and_edits_are_still_read(
             raise OSError(24, "inotify instance limit reached")
 
     monkeypatch.setattr("kgmem.pages.watch.Observer", NoInotify)
-    services = wired(settings)
-    try:
-        remember(services, 1, "Acme")
-        assert services.settle() and services.vault is not None and services.sync is not None
-        reports: queue.Queue[SyncReport] = queue.Queue()
-        watcher = VaultWatcher(
-            services.sync, services.vault, lambda: ["alice"], quiet=0.1, done=reports.put
+    with watched(settings, "Acme") as (services, reports, _):
+        assert services.vault is not None
+        page = services.vault.memory("alice") / ALICE_PAGE
+        time.sleep(1.2)  # the poller's first snapshot
+        page.write_text(
+            page.read_text("utf-8").replace(
+                "## History\n\n_Nothing recorded yet._", "## History\n\n- 2026-09-01: Ran 10k"
+            ),
+            "utf-8",
         )
-        watcher.start()
-        try:
-            page = services.vault.memory("alice") / ALICE_PAGE
-            time.sleep(1.2)  # the poller's first snapshot
-            page.write_text(
-                page.read_text("utf-8").replace(
-                    "## History\n\n_Nothing recorded yet._", "## History\n\n- 2026-09-01: Ran 10k"
-                ),
-                "utf-8",
-            )
-            report = next_report(reports, f"Memory/{ALICE_PAGE}")
-            assert report.status is SyncStatus.APPLIED and len(report.created) == 1
-        finally:
-            watcher.stop()
-    finally:
-        services.close()
+        report = next_report(reports, f"Memory/{ALICE_PAGE}")
+        assert report.status is SyncStatus.APPLIED and len(report.created) == 1
