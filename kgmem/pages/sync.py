@@ -26,7 +26,7 @@ writes never count as edits (:meth:`Vault.wrote`), and kgmem never overwrites an
 sync has not read (:meth:`Vault.write`).
 
 Any other ``.md`` or ``.txt`` file in the vault (outside ``Memory/`` and hidden folders) is a
-note of the user's own: :meth:`VaultSync.read_note` stores each new version as a numbered
+note of the user's own: :class:`~kgmem.pages.notes.NoteReader` stores each new version as a numbered
 note revision (searchable with its path, citable as evidence); kgmem never writes to it.
 """
 
@@ -36,21 +36,16 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from rdflib import Literal, URIRef
-from rdflib.namespace import XSD
 
 from kgmem.clock import Clock
 from kgmem.errors import KgmemError
-from kgmem.index import revision_key
 from kgmem.memory import (
     Actor,
-    IngestStatus,
     Lifecycle,
     MemoryKind,
     MemoryStatus,
@@ -73,12 +68,15 @@ from kgmem.pages.edits import (
     page_edits,
     read_page,
 )
+from kgmem.pages.notes import NoteReader
+from kgmem.pages.reports import SyncReport, SyncStatus
+from kgmem.pages.reports import shown as _shown
 from kgmem.pages.revisions import MEMORY_DIR
 from kgmem.pages.vault import PageFile, Vault
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["SyncReport", "SyncStatus", "VaultSync"]
+__all__ = ["SyncReport", "SyncStatus", "VaultSync"]  # the reports: kgmem.pages.reports
 
 log = logging.getLogger("kgmem.pages.sync")
 
@@ -88,40 +86,6 @@ _KINDS = {
     "How-tos and preferences": MemoryKind.PROCEDURAL,
     "History": MemoryKind.EPISODIC,
 }
-
-
-class SyncStatus(StrEnum):
-    APPLIED = "applied"  # the edits were carried out
-    CONFLICT = "conflict"  # made against an older revision: in the review inbox
-    UNCHANGED = "unchanged"  # the file says what its revision says (or nothing a person can)
-    ECHO = "echo"  # kgmem's own write
-    SEEN = "seen"  # this exact edit was read before
-    GONE = "gone"  # the file is no longer there
-    NOTED = "noted"  # a note of the user's own (outside Memory/): its new revision stored
-    REFUSED = "refused"  # not read: see the reason
-
-
-@dataclass
-class SyncReport:
-    """What reading one file did (``path`` relative to the vault)."""
-
-    uid: str
-    path: str
-    status: SyncStatus
-    reason: str = ""
-    revision: int | None = None  # the revision the edit was made against
-    current: int | None = None  # the page's revision when it was read
-    note: URIRef | None = None  # the file as stored: the edits' evidence
-    created: list[URIRef] = field(default_factory=list)  # active memories
-    pending: list[URIRef] = field(default_factory=list)  # new memories in the review inbox
-    retired: list[tuple[URIRef, MemoryStatus]] = field(default_factory=list)
-    held: list[URIRef] = field(default_factory=list)  # back in the review inbox
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (line, why)
-    moved_back: bool = False  # read at another path than the page's: that copy removed
-
-    @property
-    def operations(self) -> int:
-        return len(self.created) + len(self.pending) + len(self.retired) + len(self.held)
 
 
 class VaultSync:
@@ -144,6 +108,7 @@ class VaultSync:
         self._store, self._queries, self._vault = store, queries, vault
         self._sources, self._gate, self._lifecycle = sources, gate, lifecycle
         self._ontology, self._clock, self._settle = ontology, clock, settle
+        self._notes = NoteReader(store, queries, vault, sources, clock)
         self._reading = threading.Lock()  # one file at a time: an edit is carried out once
 
     # -- reading one file ----------------------------------------------------------------
@@ -159,72 +124,12 @@ class VaultSync:
         return self.read(uid, path) if path.is_relative_to(memory) else self.read_note(uid, path)
 
     def read_note(self, uid: str, path: Path) -> SyncReport:
-        """Store a new revision of the user's own note at ``path`` (outside ``Memory/``):
-        searchable with its path, citable, evidence for memories. kgmem never writes it. A
-        note whose file is gone is no longer found (its revisions stay, as evidence)."""
-        root = self._vault.root(uid)
-        shown = _shown(path, root)
-        try:
-            relative = self._vault.note_path(uid, path)
-        except ValueError as exc:
-            return self._refuse(uid, shown, str(exc))
-        latest = self._latest_note(uid, relative)
-        try:
-            text, _ = self._vault.read(path)
-            if latest is not None and latest.text == text and not latest.removed:
-                return SyncReport(uid, shown, SyncStatus.UNCHANGED, note=latest.note)
-            number = 0 if latest is None else latest.number
-            note = NoteIn(path=relative, text=text, revision=number + 1)
-        except FileNotFoundError:
-            return self._removed(uid, shown, latest)
-        except ValidationError:
-            return self._refuse(uid, shown, "empty, or too long to be a note")
-        except ValueError as exc:
-            return self._refuse(uid, shown, str(exc))
-        result = self._sources.ingest_note(uid, note)
-        status = SyncStatus.NOTED if result.status is IngestStatus.CREATED else SyncStatus.UNCHANGED
-        return SyncReport(uid, shown, status, note=result.iri)
-
-    def _removed(self, uid: str, shown: str, latest: _Note | None) -> SyncReport:
-        """The note's file is gone: its latest revision says so (once)."""
-        if latest is not None and not latest.removed:
-            when = Literal(self._clock.now(), datatype=XSD.dateTime)
-            quad = Quad(latest.note, KGM.removedAt, when, UserGraphs(uid).sources)
-            self._store.commit(Changeset.of([quad]))
-        return SyncReport(uid, shown, SyncStatus.GONE, note=None if latest is None else latest.note)
-
-    def _latest_note(self, uid: str, relative: str) -> _Note | None:
-        """The newest stored revision of the note at ``relative`` (as search reads it),
-        with the highest revision number any of its revisions has; None: there is none."""
-        rows = self._store.select(
-            self._queries["index/lexical_notes"],
-            {"graph": UserGraphs(uid).sources, "path": Literal(relative)},
-        )
-        if not rows:
-            return None
-        newest = max(rows, key=revision_key)
-        numbers = [n for r in rows if isinstance(n := _number(r.get("revision")), int)]
-        return _Note(
-            URIRef(newest["note"]),
-            str(newest["text"]),
-            max([*numbers, len(rows)]),
-            newest.get("removedAt") is not None,
-        )
+        """Store a new revision of the user's own note at ``path`` (see :mod:`.notes`)."""
+        return self._notes.read(uid, path)
 
     def read_notes(self, uid: str) -> list[SyncReport]:
-        """Every note of the user's own in their vault (outside ``Memory/``), as at start:
-        the ones changed while nothing watched get a new revision, and the ones whose file
-        was removed meanwhile are no longer found."""
-        reports = [self.read_note(uid, path) for path in self._vault.note_files(uid)]
-        seen = {r.path for r in reports}
-        rows = self._store.select(
-            self._queries["index/lexical_notes"], {"graph": UserGraphs(uid).sources}
-        )
-        root = self._vault.root(uid)
-        for relative in sorted({str(r["path"]) for r in rows} - seen):
-            if relative.split("/", 1)[0] != MEMORY_DIR and not (root / relative).exists():
-                reports.append(self._removed(uid, relative, self._latest_note(uid, relative)))
-        return reports
+        """Every note of the user's own, as at start (see :mod:`.notes`)."""
+        return self._notes.read_all(uid)
 
     def _read(self, uid: str, path: Path) -> SyncReport:
         root = self._vault.root(uid)
@@ -508,21 +413,6 @@ class VaultSync:
 
 
 @dataclass(frozen=True)
-class _Note:
-    """A note's newest stored revision."""
-
-    note: URIRef
-    text: str
-    number: int  # the highest revision number its revisions have (or how many there are)
-    removed: bool  # its file was removed from the vault
-
-
-def _number(value: object) -> int | None:
-    found = value.toPython() if isinstance(value, Literal) else None
-    return found if isinstance(found, int) and not isinstance(found, bool) else None
-
-
-@dataclass(frozen=True)
 class _Context:
     """The page an edit was made to: its user, entity and name, the note that stores the
     edited file, and that file's vault path."""
@@ -560,10 +450,3 @@ def _draft(ctx: _Context, line: PageLine) -> dict[str, Any]:
     if kind is MemoryKind.PROCEDURAL and line.steps:
         draft["steps"] = list(line.steps)
     return draft
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
