@@ -33,18 +33,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from kgmem.api.startup import (
+    IndexStartup,
+    index_dir,
+    level,
+    load_embedder,
+    open_store,
+    user_queries,
+)
 from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
 from kgmem.index import (
     ChangeFeed,
-    Embedder,
-    EmbedderUnavailable,
     FeedTarget,
     KuzuProjection,
     LexicalIndex,
-    OpenReport,
     ReconcileReport,
-    StaticEmbedder,
     StoreReader,
 )
 from kgmem.memory import (
@@ -76,33 +80,17 @@ from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.lm import ModelSet
 from kgmem.pipeline.ports import PassPorts
 from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, PromptContext
-from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
-from kgmem.store.isolated import QueryProcesses
+from kgmem.store import QueryRegistry, TripleStore, UserQueries
 
-__all__ = ["IndexStartup", "Services", "build_services", "index_dir"]
+__all__ = [
+    "IndexStartup",  # with index_dir and load_embedder, from kgmem.api.startup
+    "Services",
+    "build_services",
+    "index_dir",
+    "load_embedder",
+]
 
 log = logging.getLogger("kgmem.api")
-
-
-def index_dir(settings: Settings) -> Path:
-    """Where the graph projection lives (``kgmem index`` uses the same directory)."""
-    return settings.home / "index" / "kuzu"
-
-
-@dataclass(frozen=True)
-class IndexStartup:
-    """What start-up found: how the projection opened, how many outbox entries the previous
-    process left (and were drained), and each user's comparison with the store."""
-
-    opened: OpenReport
-    drained: int
-    reconciled: tuple[ReconcileReport, ...]
-    pending: tuple[str, ...] = ()  # to compare and repair after start-up (Services.repair)
-
-    @property
-    def repaired(self) -> tuple[str, ...]:
-        """Users whose projection differed from the store and was rebuilt."""
-        return tuple(r.uid for r in self.reconciled if r.repaired)
 
 
 @dataclass
@@ -287,7 +275,7 @@ def build_services(
     check_bundled(files)
     owned = store is None
     if store is None:
-        store = _open_store(settings, in_memory)
+        store = open_store(settings, in_memory)
     scratch = Path(tempfile.mkdtemp(prefix="kgmem-index-")) if in_memory else None
     projection: KuzuProjection | None = None
     feed: ChangeFeed | None = None
@@ -318,7 +306,7 @@ def build_services(
         targets: list[FeedTarget] = [projection, lexical]
         targets += [pages, vault] if vault is not None else []
         feed = ChangeFeed(store, queries, targets, eager=[lexical])
-        startup = _level(projection, feed, repair)
+        startup = level(projection, feed, repair)
     except BaseException:
         if feed is not None:
             feed.detach()
@@ -387,77 +375,10 @@ def build_services(
         started_at=clock.now(),
         owns_store=owned,
         scratch=scratch,
-        sparql=_user_queries(settings, store),
+        sparql=user_queries(settings, store),
         pages=pages,
         vault=vault,
         page_reader=PageReader(store, queries, vault),
         sync=sync,
         watcher=watcher,
     )
-
-
-def _level(projection: KuzuProjection, feed: ChangeFeed, repair: bool = True) -> IndexStartup:
-    """Steps 2-4 of start-up: attach the feed; drain the outbox a previous process left (a
-    drain that empties a user's outbox levels the projection with the user's stamp); then
-    compare with the store, and repair in place, only the users whose stamp in the
-    projection is not the store's (``repair=False``: left pending). An intact store is
-    trusted without reading it."""
-    feed.attach()
-    drains = feed.drain_all()
-    for failed in (d for d in drains if not d.ok):
-        log.warning("outbox of %s not drained at start-up: %s failed", failed.uid, failed.failed)
-    behind = projection.unlevel()
-    if not repair:
-        if projection.opened.recovered:
-            log.warning("graph projection: %s; rebuilt", projection.opened.reason)
-        return IndexStartup(projection.opened, sum(d.drained for d in drains), (), tuple(behind))
-    reconciled = tuple(projection.reconcile(uid) for uid in behind)
-    repaired = [r.uid for r in reconciled if r.repaired]
-    if repaired or projection.opened.recovered:
-        log.warning(
-            "graph projection: %s; rebuilt users %s",
-            projection.opened.reason or "drift found",
-            ", ".join(repaired or projection.opened.rebuilt),
-        )
-    return IndexStartup(projection.opened, sum(d.drained for d in drains), reconciled)
-
-
-def load_embedder(settings: Settings) -> Embedder | None:
-    """The embedding model search uses: the configured one (unusable: the error says why),
-    else the default directory's when it holds one and the extra is installed, else none."""
-    path = settings.embedding_dir
-    if settings.embedding_model:
-        return StaticEmbedder(path)
-    if not (path / "model.safetensors").is_file():
-        return None
-    try:
-        return StaticEmbedder(path)
-    except EmbedderUnavailable as exc:
-        log.warning("%s: search runs without vectors", exc)
-        return None
-
-
-def _user_queries(settings: Settings, store: TripleStore) -> UserQueries:
-    """The runner of users' SPARQL: in worker processes on a store on disk (see
-    :mod:`kgmem.store.isolated`), on threads on an in-memory one."""
-    slots, processes = settings.sparql_slots, None
-    if isinstance(store, OxigraphStore) and store.path is not None:
-        processes = QueryProcesses(
-            store,
-            store.path.with_name(store.path.name + ".query-snapshots"),
-            memory_bytes=settings.sparql_memory_megabytes * 1024 * 1024 // slots,
-        )
-    return UserQueries(
-        store,
-        limit=settings.sparql_result_limit,
-        timeout=settings.sparql_timeout_seconds,
-        slots=slots,
-        processes=processes,
-    )
-
-
-def _open_store(settings: Settings, in_memory: bool) -> TripleStore:
-    if in_memory:
-        return OxigraphStore()
-    settings.store_dir.parent.mkdir(parents=True, exist_ok=True)
-    return OxigraphStore(settings.store_dir)
