@@ -28,7 +28,7 @@ from kgmem.pages.vault import Vault
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM
 
-__all__ = ["NoteReader"]
+__all__ = ["NoteReader", "StoredNote", "latest_note"]
 
 log = logging.getLogger("kgmem.pages.notes")
 
@@ -57,7 +57,7 @@ class NoteReader:
             relative = self._vault.note_path(uid, path)
         except ValueError as exc:
             return _refuse(uid, where, str(exc))
-        latest = self._latest_note(uid, relative)
+        latest = latest_note(self._store, self._queries, uid, relative)
         try:
             text, _ = self._vault.read(path)
             if latest is not None and latest.text == text and not latest.removed:
@@ -74,31 +74,13 @@ class NoteReader:
         status = SyncStatus.NOTED if result.status is IngestStatus.CREATED else SyncStatus.UNCHANGED
         return SyncReport(uid, where, status, note=result.iri)
 
-    def _removed(self, uid: str, where: str, latest: _Note | None) -> SyncReport:
+    def _removed(self, uid: str, where: str, latest: StoredNote | None) -> SyncReport:
         """The note's file is gone: its latest revision says so (once)."""
         if latest is not None and not latest.removed:
             when = Literal(self._clock.now(), datatype=XSD.dateTime)
             quad = Quad(latest.note, KGM.removedAt, when, UserGraphs(uid).sources)
             self._store.commit(Changeset.of([quad]))
         return SyncReport(uid, where, SyncStatus.GONE, note=None if latest is None else latest.note)
-
-    def _latest_note(self, uid: str, relative: str) -> _Note | None:
-        """The newest stored revision of the note at ``relative`` (as search reads it),
-        with the highest revision number any of its revisions has; None: there is none."""
-        rows = self._store.select(
-            self._queries["index/lexical_notes"],
-            {"graph": UserGraphs(uid).sources, "path": Literal(relative)},
-        )
-        if not rows:
-            return None
-        newest = max(rows, key=revision_key)
-        numbers = [n for r in rows if isinstance(n := _number(r.get("revision")), int)]
-        return _Note(
-            URIRef(newest["note"]),
-            str(newest["text"]),
-            max([*numbers, len(rows)]),
-            newest.get("removedAt") is not None,
-        )
 
     def read_all(self, uid: str) -> list[SyncReport]:
         """Every note of the user's own in their vault (outside ``Memory/``), as at start:
@@ -112,8 +94,34 @@ class NoteReader:
         root = self._vault.root(uid)
         for relative in sorted({str(r["path"]) for r in rows} - seen):
             if relative.split("/", 1)[0] != MEMORY_DIR and not (root / relative).exists():
-                reports.append(self._removed(uid, relative, self._latest_note(uid, relative)))
+                reports.append(
+                    self._removed(
+                        uid, relative, latest_note(self._store, self._queries, uid, relative)
+                    )
+                )
         return reports
+
+
+def latest_note(
+    store: TripleStore, queries: QueryRegistry, uid: str, relative: str
+) -> StoredNote | None:
+    """The newest stored revision of the note at ``relative`` (as search reads it), with
+    the highest revision number any of its revisions has; None: there is none."""
+    rows = store.select(
+        queries["index/lexical_notes"],
+        {"graph": UserGraphs(uid).sources, "path": Literal(relative)},
+    )
+    if not rows:
+        return None
+    newest = max(rows, key=revision_key)
+    numbers = [n for r in rows if isinstance(n := _number(r.get("revision")), int)]
+    return StoredNote(
+        URIRef(newest["note"]),
+        str(newest["text"]),
+        max([*numbers, len(rows)]),
+        newest.get("removedAt") is not None,
+        _number(newest.get("revision")),
+    )
 
 
 def _refuse(uid: str, where: str, reason: str) -> SyncReport:
@@ -122,13 +130,14 @@ def _refuse(uid: str, where: str, reason: str) -> SyncReport:
 
 
 @dataclass(frozen=True)
-class _Note:
+class StoredNote:
     """A note's newest stored revision."""
 
     note: URIRef
     text: str
     number: int  # the highest revision number its revisions have (or how many there are)
     removed: bool  # its file was removed from the vault
+    revision: int | None = None  # the newest revision's own number, if it has one
 
 
 def _number(value: object) -> int | None:

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from rdflib import Literal, URIRef
 
-from kgmem.index import revision_key
+from kgmem.pages.notes import latest_note
 from kgmem.pages.revisions import MEMORY_DIR, page_id, page_iri
 from kgmem.pages.vault import Vault
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
@@ -125,24 +125,16 @@ class PageReader:
         )
 
     def _note_at(self, uid: str, path: str) -> PageView | None:
-        rows = self._store.select(
-            self._queries["index/lexical_notes"],
-            {"graph": UserGraphs(uid).sources, "path": Literal(path)},
-        )
-        if not rows:
+        latest = latest_note(self._store, self._queries, uid, path)
+        if latest is None or latest.removed:  # none, or its file was removed: no note
             return None
-
-        latest = max(rows, key=revision_key)  # as search reads it
-        if latest.get("removedAt") is not None:  # its file was removed: no longer a note
-            return None
-        revision = latest.get("revision")
         return PageView(
-            id=str(latest["note"]),
+            id=str(latest.note),
             kind="note",
             title=PurePosixPath(path).stem,
             path=path,
             file=None if self._vault is None else self._vault.locate(uid, "note", path),
-            revision=int(revision.toPython()) if isinstance(revision, Literal) else None,
+            revision=latest.revision,
             of=None,
-            markdown=str(latest["text"]),
+            markdown=latest.text,
         )
