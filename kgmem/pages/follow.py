@@ -20,7 +20,7 @@ An entity that no longer exists (forgotten, or merged into another) loses its pa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
@@ -53,6 +53,7 @@ from kgmem.vocab import KGM, RDF
 __all__ = ["PageFollower", "PagesWritten", "prepare_pages"]
 
 P = TypeVar("P", bound=PageSubject)
+_PROCEDURAL = MemoryKind.PROCEDURAL.iri
 _EVIDENCE_CACHE = 200_000  # memories whose page evidence is kept between refreshes
 
 log = logging.getLogger("kgmem.pages")
@@ -116,6 +117,17 @@ def _named(store: TripleStore, queries: QueryRegistry, uid: str, entity: URIRef)
     return bool(store.select(queries["pages/entity_named"], binding))
 
 
+def _memories(nodes: Iterable[URIRef]) -> Iterator[tuple[URIRef, str]]:
+    """The memory nodes among ``nodes``, each with its local id."""
+    for node in nodes:
+        try:
+            _, kind, local = parse_node(node)
+        except GraphNameError:
+            continue
+        if kind is NodeKind.MEMORY:
+            yield node, local
+
+
 def _has_page(store: TripleStore, uid: str, entity: URIRef) -> bool:
     return any(True for _ in store.quads(UserGraphs(uid).kg, page_iri(uid, entity), KGM.path))
 
@@ -165,34 +177,22 @@ class PageFollower:
         """The memories among ``nodes`` whose playbook may change: the procedures, and any
         memory that has a playbook (it stopped being an active procedure, or is gone)."""
         graph = UserGraphs(uid).kg
-        found = set()
-        for node in nodes:
-            try:
-                _, kind, _ = parse_node(node)
-            except GraphNameError:
-                continue
-            if kind is not NodeKind.MEMORY:
-                continue
-            procedural = self._store.quads(graph, node, KGM.kind, MemoryKind.PROCEDURAL.iri)
-            if any(True for _ in procedural) or _has_page(self._store, uid, node):
-                found.add(node)
-        return found
+        return {
+            node
+            for node, _ in _memories(nodes)
+            if any(True for _ in self._store.quads(graph, node, KGM.kind, _PROCEDURAL))
+            or _has_page(self._store, uid, node)
+        }
 
     def _forgotten(self, uid: str, nodes: Iterable[URIRef]) -> list[str]:
         """The citation ids (``m:`` and the first 8 hex digits) of the memories among
         ``nodes`` that are in none of the user's graphs any more: forgotten."""
-        graphs = UserGraphs(uid)
-        found = []
-        for node in nodes:
-            try:
-                _, kind, local = parse_node(node)
-            except GraphNameError:
-                continue
-            if kind is NodeKind.MEMORY and not any(
-                any(True for _ in self._store.quads(g, node)) for g in graphs.standing
-            ):
-                found.append("m:" + local[:8])
-        return found
+        standing = UserGraphs(uid).standing
+        return [
+            "m:" + local[:8]
+            for node, local in _memories(nodes)
+            if not any(any(True for _ in self._store.quads(g, node)) for g in standing)
+        ]
 
     def entities(
         self, uid: str, nodes: Iterable[URIRef], links: Links | None = None
