@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -24,6 +24,7 @@ from kgmem.errors import GraphNameError
 from kgmem.memory.ids import parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import EffectiveOntology
+from kgmem.pages.cache import EvidenceCache, PageCache, Ranked
 from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
 from kgmem.vocab import KGM, OWL, RDF, RDFS, SDO
 
@@ -36,6 +37,7 @@ __all__ = [
     "EvidenceLine",
     "FactLine",
     "MemoryLine",
+    "PageCache",
     "PageInput",
     "read_page_input",
     "with_links",
@@ -43,11 +45,17 @@ __all__ = [
 
 RENDERER_VERSION = "4"  # part of the digest: a new page format re-renders every page once
 #: A hub entity (the user themself) is about thousands of memories: its page shows the newest
-#: ones and says so. The queries fetch one row more than these to know (pages/*.rq).
+#: ones and says so. The queries' LIMIT is half as many again plus one (pages/*.rq): what a
+#: page cache keeps beyond the page (kgmem/pages/cache.py), and a row to know there is more.
 PAGE_MEMORIES = 200
 PAGE_FACTS = 400
+PAGE_CHANGES = 50
+MEMORIES = Ranked("pages/memories_about", "memory", PAGE_MEMORIES, PAGE_MEMORIES * 3 // 2 + 1)
+CLAIMS = Ranked("pages/entity_claims", "claim", PAGE_FACTS, PAGE_FACTS * 3 // 2 + 1)
+CHANGES = Ranked("pages/entity_changes", "memory", PAGE_CHANGES, PAGE_CHANGES * 3 // 2 + 1)
 PAGE_ANCESTORS = 3  # what an entity's types are kinds of, nearest first
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+_PROCEDURAL = MemoryKind.PROCEDURAL.iri
 _RECORD_TYPES = frozenset({KGM.Entity, KGM.Shell})
 _ROOTS = frozenset({OWL.Thing, RDFS.Resource, SDO.Thing, KGM.Entity, KGM.Shell})
 
@@ -175,10 +183,12 @@ def read_page_input(
     uid: str,
     entity: URIRef,
     effective: EffectiveOntology,
-    evidence_cache: EvidenceCache | None = None,
+    cache: PageCache | None = None,
 ) -> PageInput | None:
     """What ``entity``'s page may say, from the user's kg graph; None if it no longer exists
-    (or was merged into another entity)."""
+    (or was merged into another entity). ``cache``: what a follower keeps between reads
+    (without one, every ranked query is read whole)."""
+    cache = PageCache() if cache is None else cache
     graph = UserGraphs(uid).kg
     about = {"graph": graph, "entity": entity, "status": MemoryStatus.ACTIVE.iri}
     values: dict[URIRef, list[object]] = {  # only these: a hub entity has thousands of facts
@@ -187,27 +197,31 @@ def read_page_input(
     }
     if KGM.Entity not in values[RDF.type] or values[KGM.mergedInto]:
         return None
-    memories = store.select(queries["pages/memories_about"], about)
-    claims = store.select(queries["pages/entity_claims"], about)
-    truncated = len(memories) > PAGE_MEMORIES or len(claims) > PAGE_FACTS
-    memories, claims = memories[:PAGE_MEMORIES], claims[:PAGE_FACTS]
+    memories, more_memories = cache.newest(store, queries, MEMORIES, uid, entity, about)
+    claims, more_claims = cache.newest(store, queries, CLAIMS, uid, entity, about)
+    truncated = more_memories or more_claims
     cite = _citations([URIRef(r["memory"]) for r in (*memories, *claims)])
     types = [t for t in values[RDF.type] if isinstance(t, URIRef) and t not in _RECORD_TYPES]
     label = effective.vocabulary.label
-    changes = store.select(queries["pages/entity_changes"], {"graph": graph, "entity": entity})
+    changed = {"graph": graph, "entity": entity}
+    changes, _ = cache.newest(store, queries, CHANGES, uid, entity, changed)
     cite = {**_citations([URIRef(r["memory"]) for r in changes]), **cite}
+    procedures = sorted({URIRef(r["memory"]) for r in memories if r["kind"] == _PROCEDURAL})
+    steps = (
+        store.select(queries["pages/memory_steps"], about, values={"memory": procedures})
+        if procedures
+        else ()
+    )
     return PageInput(
         entity=entity,
         name=_name(values[KGM.name]) or str(entity).rsplit("/", 1)[-1],
         aliases=tuple(str(a) for a in values[KGM.alias]),
         types=tuple(label(t) for t in types),
         facts=_facts(claims, cite, effective),
-        memories=_memories(
-            memories, _steps(store.select(queries["pages/memory_steps"], about)), cite
-        ),
+        memories=_memories(memories, _steps(steps), cite),
         truncated=truncated,
         ancestors=_ancestors(types, effective),
-        evidence=_evidence(store, UserGraphs(uid), cite, evidence_cache),
+        evidence=_evidence(store, UserGraphs(uid), cite, cache.evidence),
         changes=_changes(changes, cite, effective),
     )
 
@@ -234,12 +248,6 @@ def _ancestors(types: Sequence[URIRef], effective: EffectiveOntology) -> tuple[s
 def _label_key(text: str) -> str:
     words = [w.removesuffix("s") for w in text.casefold().split() if w != "generic"]
     return " ".join(words)
-
-
-#: What a memory's evidence shows on a page: its first quote, where it was said and the
-#: wikilink to that note (or None: no quote). A follower keeps these between pages (evidence
-#: changes only when its memory does, and then the memory is among the nodes refreshed).
-EvidenceCache = MutableMapping[URIRef, tuple[str, str, str] | None]
 
 
 def _evidence(

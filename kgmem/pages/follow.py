@@ -33,7 +33,8 @@ from kgmem.index.base import Links
 from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import OntologyService, ValidationService
-from kgmem.pages.content import EvidenceCache, PageInput, read_page_input, with_links
+from kgmem.pages.cache import PageCache
+from kgmem.pages.content import PageInput, read_page_input, with_links
 from kgmem.pages.playbooks import read_playbook_input, render_playbook
 from kgmem.pages.render import render_page
 from kgmem.pages.revisions import (
@@ -54,7 +55,6 @@ __all__ = ["PageFollower", "PagesWritten", "prepare_pages"]
 
 P = TypeVar("P", bound=PageSubject)
 _PROCEDURAL = MemoryKind.PROCEDURAL.iri
-_EVIDENCE_CACHE = 200_000  # memories whose page evidence is kept between refreshes
 
 log = logging.getLogger("kgmem.pages")
 
@@ -75,7 +75,7 @@ def prepare_pages(
     ontology: OntologyService,
     uid: str,
     entities: Iterable[URIRef],
-    evidence_cache: EvidenceCache | None = None,
+    cache: PageCache | None = None,
 ) -> Prepared:
     """What the pages of ``entities`` may say, with every fact about another entity linked to
     that entity's page. An entity linked to that has no page yet is added to the set (its
@@ -89,7 +89,7 @@ def prepare_pages(
         entity = todo.pop()
         if entity in found or entity in gone:
             continue
-        page = read_page_input(store, queries, uid, entity, effective, evidence_cache)
+        page = read_page_input(store, queries, uid, entity, effective, cache)
         if page is None or (
             not page.facts and not page.memories and not _named(store, queries, uid, entity)
         ):
@@ -156,16 +156,18 @@ class PageFollower:
     ) -> None:
         self._store, self._queries = store, queries
         self._ontology, self._validation, self._clock = ontology, validation, clock
-        self._evidence: EvidenceCache = {}  # memory -> what its evidence shows on a page
+        self._cache = PageCache()  # what pages showed, read again only where it changed
+
+    @property
+    def cache(self) -> PageCache:
+        """What the follower keeps between refreshes (hub pages read from what changed)."""
+        return self._cache
 
     def refresh(
         self, uid: str, nodes: Iterable[URIRef], links: Links | None = None
     ) -> PagesWritten:
         nodes = list(nodes)
-        if len(self._evidence) > _EVIDENCE_CACHE:
-            self._evidence.clear()
-        for node in nodes:  # a memory written again may quote something else first now
-            self._evidence.pop(URIRef(str(node).split("#", 1)[0]), None)
+        self._cache.touch(uid, nodes)
         entities = self.entities(uid, nodes, links)
         procedures = self.procedures(uid, nodes)
         if not entities and not procedures:
@@ -251,7 +253,7 @@ class PageFollower:
         now = self._clock.now()
         with self._store.transaction() as tx:
             prepared = prepare_pages(
-                self._store, self._queries, self._ontology, uid, entities, self._evidence
+                self._store, self._queries, self._ontology, uid, entities, self._cache
             )
             add: list[Quad] = []
             remove: list[Quad] = []
