@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from starlette.testclient import TestClient
 
 from kgmem.api import Jobs, Services, build_services, create_app, users_of
@@ -12,6 +13,7 @@ from kgmem.clock import FixedClock
 from kgmem.config import Settings
 from kgmem.memory import MemoryKind, MemoryStatus, MessageIn
 from kgmem.memory.listing import MemoryList, MemorySummary
+from kgmem.pipeline.periodic import PeriodicReport
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -82,7 +84,9 @@ def test_sweep_job_consolidates_queued_drafts_of_every_user(settings: Settings) 
         services.close()
 
 
-def test_periodic_job_promotes_repeated_episodes_of_every_user(settings: Settings) -> None:
+def test_periodic_job_promotes_repeated_episodes_of_every_user(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     services = build_services(settings, clock=FixedClock(NOW), in_memory=True)
     try:
         for uid in ("alice", "bob"):
@@ -108,6 +112,29 @@ def test_periodic_job_promotes_repeated_episodes_of_every_user(settings: Setting
             )
             assert routine.status is MemoryStatus.ACTIVE
         assert jobs.periodic() == 0  # nothing new: nothing written
+        runs: list[str] = []
+        read = services.consolidation.periodic
+
+        def counted(uid: str) -> PeriodicReport:
+            runs.append(uid)
+            return read(uid)
+
+        monkeypatch.setattr(services.consolidation, "periodic", counted)
+        assert jobs.periodic() == 0 and runs == []  # no commit since: no user is read again
+        text = "Day 9: I ran the backup routine: stop the app, copy the disk, start."
+        msg = services.sources.ingest_message(
+            "bob", MessageIn(chat="c9", turn=0, role="user", text=text)
+        )
+        services.gate.draft(
+            "bob",
+            [
+                {
+                    **draft,
+                    "evidence": [{"source": str(msg.iri), "quote": "I ran the backup routine"}],
+                }
+            ],
+        )
+        assert jobs.periodic() == 1 and runs == ["bob"]  # only bob, whose routine grew
     finally:
         services.close()
 
