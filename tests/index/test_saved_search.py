@@ -145,6 +145,39 @@ def test_a_damaged_or_foreign_file_is_rebuilt_and_never_run(
         assert files.path("alice").read_bytes() != damaged  # saved again, whole
 
 
+def test_a_saved_document_that_would_run_code_is_never_run(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A shard's documents are bytes read when a search first needs them: one written by
+    someone else (under a header and digest that pass) is left out, its code never run."""
+    _, globex = _seed(settings)
+    files = ShardFiles(settings.search_dir)
+    services = wired(settings)
+    try:
+        stamp = services.feed.stamp("alice")
+        shard = files.load("alice", stamp, _weights())
+        assert shard is not None and globex in shard.docs
+        marker = tmp_path / "ran"
+        state = shard.docs.__getstate__()
+        held = state["_held"]
+        assert isinstance(held, dict) and all(isinstance(d, bytes) for d in held.values())
+        shard.docs.__setstate__(
+            {"_held": {**held, globex: pickle.dumps(_Payload(f"touch {marker}"))}}
+        )
+        payload = files.dump(shard)
+        files.write("alice", payload, stamp, _weights(), len(shard.docs))
+    finally:
+        services.close()
+    services = wired(settings)
+    try:
+        assert services.lexical.open("alice") and services.lexical.origin("alice") == "saved"
+        assert globex not in _ids(services, "Globex")  # left out, the search answered
+        assert services.lexical.doc("alice", globex) is None
+    finally:
+        services.close()
+    assert not marker.exists()
+
+
 def test_a_forget_leaves_no_copy_of_the_memory_in_the_saved_index(settings: Settings) -> None:
     """The memory's own text (its title) and id leave the file with the forget itself, not
     at the next save (the entity it named and the message stay in the store, as a forget
@@ -325,5 +358,7 @@ def test_a_loaded_shard_ranks_exactly_as_the_one_rebuilt_from_the_store(
             terms = query.lower().split()
             assert loaded.chat_scores("alice", terms) == built.chat_scores("alice", terms)
         assert loaded.named_entities("alice", ["acm"]) == built.named_entities("alice", ["acm"])
+        ids = sorted(built._shards["alice"].docs.ids())
+        assert [loaded.doc("alice", i) for i in ids] == [built.doc("alice", i) for i in ids]
     finally:
         services.close()

@@ -31,7 +31,7 @@ from pathlib import Path
 from rdflib import URIRef
 
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical import arrays, docs, read, shard
+from kgmem.index.lexical import arrays, docs, held, read, shard
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import check_id
 
@@ -47,7 +47,7 @@ _ALLOWED = {
     ("kgmem.index.lexical.shard", "Conversations"),
     ("kgmem.index.lexical.arrays", "Slots"),
     ("kgmem.index.lexical.arrays", "Postings"),
-    ("kgmem.index.lexical.docs", "LexicalDoc"),
+    ("kgmem.index.lexical.held", "HeldDocs"),
     ("datetime", "datetime"),
     ("datetime", "timezone"),
     ("datetime", "timedelta"),
@@ -63,7 +63,7 @@ _ALLOWED = {
 def _format() -> str:
     """A digest of the modules whose code decides what a saved shard holds."""
     digest = hashlib.blake2b(digest_size=16)
-    for module in (arrays, docs, read, shard):
+    for module in (arrays, docs, held, read, shard):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 

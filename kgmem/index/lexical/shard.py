@@ -27,6 +27,7 @@ from kgmem.index.lexical.arrays import (
     length_norms,
 )
 from kgmem.index.lexical.docs import LexicalDoc, analyze
+from kgmem.index.lexical.held import HeldDocs
 
 __all__ = ["Conversations", "Periods", "Shard"]
 
@@ -46,7 +47,7 @@ class Shard:
     def __init__(self, weights: Mapping[str, int], embedder: Embedder | None = None) -> None:
         self.weights = weights
         self.vectors = None if embedder is None else DenseVectors(embedder)
-        self.docs: dict[str, LexicalDoc] = {}
+        self.docs = HeldDocs()  # encoded: made into objects when read
         self.slots = Slots()
         self.postings = Postings()
         self.total, self.calibrated = 0, 1.0
@@ -96,7 +97,7 @@ class Shard:
             self.vectors.add(doc.id, embed_text(doc.fields))
 
     def remove(self, doc_id: str) -> LexicalDoc | None:
-        doc = self.docs.pop(doc_id, None)
+        doc = self.docs.pop(doc_id)
         if doc is None:
             return None
         if self.vectors is not None:
