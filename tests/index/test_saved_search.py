@@ -221,7 +221,7 @@ def test_a_forget_of_a_user_not_in_memory_leaves_no_copy_either(settings: Settin
     assert b"Works at Zanzibar" not in path.read_bytes()  # saved again at close, without it
 
 
-def test_past_the_resident_bound_the_least_used_user_is_saved_and_let_go(
+def test_past_the_resident_bound_the_least_used_user_is_let_go_saved_if_changed(
     settings: Settings,
 ) -> None:
     _seed(settings)
@@ -236,6 +236,20 @@ def test_past_the_resident_bound_the_least_used_user_is_saved_and_let_go(
         assert list(index.resident()) == ["bob"]  # alice (5) + bob (3) > 5: alice goes
         assert index.search("alice", "Globex", 1)  # loaded again from its file
         assert index.origin("alice") == "saved" and list(index.resident()) == ["alice"]
+        files = ShardFiles(settings.search_dir)
+        written = files.path("bob").stat().st_mtime_ns
+        assert index.open("bob") and list(index.resident()) == ["bob"]
+        assert index.open("alice") and list(index.resident()) == ["alice"]
+        assert files.path("bob").stat().st_mtime_ns == written  # let go unchanged: not saved
+        services.feed.stop()  # this index is told of the write by hand
+        later = remember(services, 7, "Initech")
+        assert (
+            index.refresh("alice", [later]) and b"Initech" not in files.path("alice").read_bytes()
+        )
+        index.level("alice", services.feed.stamp("alice"))
+        assert index.open("bob") and list(index.resident()) == ["bob"]  # alice goes, saved
+        assert b"Initech" in files.path("alice").read_bytes()
+        assert str(later) in [d for d, _ in index.search("alice", "Initech", 3)]
     finally:
         services.close()
 
