@@ -34,8 +34,10 @@ _TIMES = frozenset(
 _SHARED = tuple(
     i
     for i, name in enumerate(_NAMES)
-    if name in ("kind", "graph", "memory_kind", "status", "tags", "about", "chats")
+    if name in ("kind", "graph", "memory_kind", "status", "tags", "about", "chats", "names")
 )
+_VALUES: dict[object, object] = {}  # the tuples and name sets documents share
+_MOST_VALUES = 200_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -63,8 +65,10 @@ def decode(data: bytes) -> LexicalDoc:
     for i in _SHARED:  # held once however many documents name them, as when indexed
         if isinstance(value := values[i], str):
             values[i] = sys.intern(value)
-        elif isinstance(value, tuple):
-            values[i] = tuple(sys.intern(v) for v in value)
+        elif value:  # a tuple or a frozenset: documents about the same things share one
+            if len(_VALUES) >= _MOST_VALUES:
+                _VALUES.clear()
+            values[i] = _VALUES.setdefault(value, value)
     doc = object.__new__(LexicalDoc)
     for name, value in zip(_NAMES, values, strict=True):
         object.__setattr__(doc, name, value)
