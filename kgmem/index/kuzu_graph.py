@@ -255,9 +255,9 @@ class KuzuGraph:
             gone: set[str] = set()
             for table, iris in zip(NODES, sets, strict=True):
                 keys = [k for k in self._keys(uid, iris) if k not in kept]
-                if keys:
-                    self.run(table.delete_keys(), {"keys": keys})
-                    gone.update(keys)
+                for key in keys:
+                    self.run(table.delete_key(), {"key": key})
+                gone.update(keys)
             between = [
                 {"a": node_key(uid, a), "b": node_key(uid, b)}
                 for pair in sorted(pairs)
@@ -275,7 +275,11 @@ class KuzuGraph:
         if not keys:
             return set()
         [found] = [t for t in NODES if t.name == table]
-        return {node_key(uid, row[0]) for row in self.run(found.ids_of_keys(), {"keys": keys})}
+        return {
+            node_key(uid, row[0])
+            for key in keys
+            for row in self.run(found.id_of_key(), {"key": key})
+        }
 
     def _edges_at(self, keys: list[str]) -> Counter[_Edge]:
         """The edges at the entities ``keys``, each counted once however many ends it has
