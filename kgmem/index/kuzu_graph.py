@@ -292,8 +292,9 @@ class KuzuGraph:
                 end for end, table in (("a", edge.source), ("b", edge.target)) if table == _ENTITY
             ]
             for end in ends:
-                for internal, *rest in self.run(edge.at(end), {"keys": keys}):
-                    found[(edge.name, *internal_id(internal))] = (edge.name, *rest)
+                for key in keys:
+                    for internal, *rest in self.run(edge.at(end), {"key": key}):
+                        found[(edge.name, *internal_id(internal))] = (edge.name, *rest)
         return Counter(found.values())
 
     # -- reads -------------------------------------------------------------------------
@@ -383,10 +384,14 @@ class KuzuGraph:
         found: dict[URIRef, set[URIRef]] = {}
         if not ids:
             return found
-        about = self.run(
-            "MATCH (m:Memory)-[:ABOUT]->(e:Entity) WHERE m.key IN $keys RETURN m.id, e.id",
-            {"keys": self._keys(uid, ids)},
-        )
+        about = [  # by each memory's key index (a scan can miss a node: see delete_key)
+            row
+            for key in self._keys(uid, ids)
+            for row in self.run(
+                "MATCH (m:Memory {key: $key})-[:ABOUT]->(e:Entity) RETURN m.id, e.id",
+                {"key": key},
+            )
+        ]
         facts = self.run(
             "MATCH (a:Entity)-[r:RELATES]->(b:Entity) WHERE r.uid = $uid AND r.memory IN $ids "
             "RETURN r.memory, a.id, b.id",

@@ -130,12 +130,15 @@ class EdgeTable:
         )
 
     def at(self, end: str) -> str:
-        """This table's edges whose ``end`` (``a`` source, ``b`` target) is one of the nodes
-        ``$keys``: internal id, end keys and columns, as :meth:`delete_rows` takes them."""
+        """This table's edges whose ``end`` (``a`` source, ``b`` target) is the node
+        ``$key`` (found by its index, as :meth:`NodeTable.delete_key`): internal id, end keys
+        and columns, as :meth:`delete_rows` takes them."""
         columns = "".join(f", e.{c}" for c, _ in self.columns)
+        source = "{key: $key}" if end == "a" else ""
+        target = "{key: $key}" if end == "b" else ""
         return (
-            f"MATCH (a:{self.source})-[e:{self.name}]->(b:{self.target}) "
-            f"WHERE {end}.key IN $keys RETURN ID(e), a.key, b.key, e.uid{columns}"
+            f"MATCH (a:{self.source} {source})-[e:{self.name}]->(b:{self.target} {target}) "
+            f"RETURN ID(e), a.key, b.key, e.uid{columns}"
         )
 
     def delete_between(self) -> str:
