@@ -207,11 +207,11 @@ def read_page_input(
     changes, _ = cache.newest(store, queries, CHANGES, uid, entity, changed)
     cite = {**_citations([URIRef(r["memory"]) for r in changes]), **cite}
     procedures = sorted({URIRef(r["memory"]) for r in memories if r["kind"] == _PROCEDURAL})
-    steps = (
-        store.select(queries["pages/memory_steps"], about, values={"memory": procedures})
-        if procedures
-        else ()
-    )
+    steps = [  # memory by memory: bound, an index lookup (a VALUES list scans the entity's)
+        row
+        for memory in procedures
+        for row in store.select(queries["pages/memory_steps"], {**about, "memory": memory})
+    ]
     return PageInput(
         entity=entity,
         name=_name(values[KGM.name]) or str(entity).rsplit("/", 1)[-1],
