@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/longmemeval.py --data ../shared/bench/longmemeval/s_cleaned_subset
                                                [--questions N] [--write-at session|question]
+                                               [--ablation]
 
 ``--data`` is a directory of per-question JSON files (one LongMemEval instance each) or one
 JSON file holding a list of instances (``longmemeval_s``/``_m``/``_oracle``). The oracle file
@@ -33,6 +34,9 @@ turns, e.g. abstention ``_abs`` questions, are left out of it and counted), for 
 BM25-over-raw-turns baseline computed in the same run (its first 100 turns, mapped to sessions
 the same way); search latency p50/p95 (of the question's search, after a warm-up search that
 drains the change feed into the index; "written in" is the write gate's time alone).
+``--ablation`` also searches each question once per ranking signal switched off (locomo.py's
+list, on the same written store) and prints overall session recall@5 and turn recall@10 of
+each beside the full ranking.
 Last line: ``longmemeval_session_r5=<kgmem overall session recall@5>``.
 """
 
@@ -53,6 +57,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from locomo import ABLATIONS
 from recall_support import (
     Conversation,
     Scores,
@@ -62,6 +67,7 @@ from recall_support import (
     latency_line,
     open_services,
     ranked_turns,
+    searcher,
     write_conversation,
 )
 
@@ -223,10 +229,17 @@ def write_item(services: Any, clock: Any, item: Item, at_session: bool) -> Writt
 
 
 def run(
-    items: list[Item], services: Any, clock: Any, at_session: bool
+    items: list[Item],
+    services: Any,
+    clock: Any,
+    at_session: bool,
+    ablations: dict[str, dict[str, Group]] | None = None,
 ) -> tuple[dict[str, Group], list[float], Counter[str], float, list[int]]:
+    """Write each item and search its question; with ``ablations`` (name -> groups, filled
+    here), also search it once per ranking signal switched off (locomo.ABLATIONS)."""
     groups: dict[str, Group] = {}
     latencies: list[float] = []
+    others = {name: searcher(services, clock, *ABLATIONS[name]) for name in ablations or {}}
     outcomes: Counter[str] = Counter()
     seconds, reached = 0.0, []
     for number, item in enumerate(items, 1):
@@ -242,6 +255,11 @@ def run(
         sessions = sessions_of(turns, item.session_of)
         reached.append(len(sessions))
         _add(groups, item, sessions, turns[:10])
+        for name, search in others.items():
+            assert ablations is not None
+            found = search.memory_search(item.uid, item.text, k=HITS, statuses=STATUSES)
+            off = ranked_turns(found, written.turns_of, HITS)
+            _add(ablations[name], item, sessions_of(off, item.session_of), off[:10])
         if number % 10 == 0:
             print(f"  {number}/{len(items)} questions, {seconds:.0f} s writing", flush=True)
     return groups, latencies, outcomes, seconds, reached
@@ -273,6 +291,9 @@ def main() -> None:
         default=None,
         help="a static model's directory (kgmem index distill): search adds dense vectors",
     )
+    parser.add_argument(
+        "--ablation", action="store_true", help="also one search per ranking signal off"
+    )
     args = parser.parse_args()
     loaded = load(args.data, args.questions)
     items = [i for i in loaded if i.gold_sessions]
@@ -291,8 +312,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kgmem-longmemeval-") as home:
         services, clock = open_services(Path(home), items[0].asked_at, args.embeddings)
         try:
+            ablations = {name: {} for name in ABLATIONS} if args.ablation else None
             groups, latencies, outcomes, seconds, reached = run(
-                items, services, clock, args.write_at == "session"
+                items, services, clock, args.write_at == "session", ablations
             )
         finally:
             services.close()
@@ -304,6 +326,16 @@ def main() -> None:
     print_table(f"kgmem memory_search (no LLM; statuses {'+'.join(STATUSES)})", groups)
     print(latency_line(latencies))
     print_table("baseline: BM25 over raw turns", baseline(items))
+    if ablations:
+        print("\nablation (overall session recall@5, turn recall@10):")
+        full = groups["overall"]
+        print(f"{'all signals':<26} {full.sessions.row()[1]:.3f}  {full.turns.row()[2]:.3f}")
+        for name, found in ablations.items():
+            r5, t10 = found["overall"].sessions.row()[1], found["overall"].turns.row()[2]
+            print(
+                f"{name:<26} {r5:.3f} ({r5 - full.sessions.row()[1]:+.3f})  "
+                f"{t10:.3f} ({t10 - full.turns.row()[2]:+.3f})"
+            )
     print(f"longmemeval_session_r5={groups['overall'].sessions.row()[1]:.4f}")
 
 
