@@ -11,10 +11,11 @@ one is). A committed change reaches the follower as the nodes it touched (:meth:
 the next read of a window re-reads only the memories among them, and those whose claims
 name a touched entity (a renamed object), each through the query with ``?memory`` bound
 (an index lookup; a VALUES list of them was evaluated against every memory about the
-entity), and puts back the groups that still qualify and rank before the cut. Only when removals leave
-fewer groups than a page shows (and there are more beyond the cut), or too much changed at
-once, is the window read whole again; a full read keeps half a page more than it shows, so
-that is rare. The evidence shown for each memory is kept here too, until the memory changes.
+entity), and puts back the groups that still qualify and rank before the cut. Only when
+removals leave fewer groups than a page shows (and there are more beyond the cut), or too
+much changed at once, is the window read whole again; a full read keeps half a page more
+than it shows, so that is rare. The evidence shown for each memory is kept here too, until
+the memory changes.
 
 Every commit to a user's graphs is an outbox entry the follower is given, so a window is
 never behind once its entry is drained; a read between a commit and its drain may miss that
