@@ -1,7 +1,7 @@
 """A user's lexical shard on disk, so a start-up loads it instead of reading the store.
 
 One file per user (``<directory>/<uid>.shard``): a header (magic, format, the user's stamp the
-shard is level with, the field weights, the payload's length and BLAKE2b digest) and the
+shard is level with, the field weights, the payload's length and CRC-32) and the
 shard as a pickle. A file is used only when all of it checks: the format is this code's (a
 digest of the modules that decide what a shard holds, so a change to tokenizing, stemming or
 the documents makes every file stale by itself), the weights are the index's, the digest
@@ -24,6 +24,7 @@ import os
 import pickle
 import struct
 import threading
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ __all__ = ["SavedShard", "Saver", "ShardFiles"]
 
 log = logging.getLogger("kgmem.index")
 
-_MAGIC = b"KGMLEX\x01\n"
+_MAGIC = b"KGMLEX\x02\n"  # 2: the payload checked by CRC-32 (1: BLAKE2b)
 _HEAD = struct.Struct("<I")  # the header's length; the header is JSON
 _ALLOWED = {
     ("kgmem.index.lexical.shard", "Shard"),
@@ -58,6 +59,13 @@ _ALLOWED = {
     ("array", "array"),
     ("array", "_array_reconstructor"),
 }
+
+
+def _checksum(payload: bytes) -> str:
+    """What finds a damaged payload (a torn write, flipped bits): CRC-32, 3 ms for a 10k
+    user's 12 MB where BLAKE2b took 13 ms of a ~45 ms load. It is no defence against a file
+    written on purpose: the unpickler, which makes only a shard's own classes, is."""
+    return f"crc32:{zlib.crc32(payload):08x}"
 
 
 def _format() -> str:
@@ -120,7 +128,7 @@ class ShardFiles:
                 "weights": dict(sorted(weights.items())),
                 "documents": documents,
                 "size": len(payload),
-                "digest": hashlib.blake2b(payload).hexdigest(),
+                "digest": _checksum(payload),
             }
         ).encode()
         target = self.path(uid)
@@ -156,7 +164,7 @@ class ShardFiles:
                 payload = fh.read(head.size + 1)
         except OSError:
             return None
-        if len(payload) != head.size or hashlib.blake2b(payload).hexdigest() != head.digest:
+        if len(payload) != head.size or _checksum(payload) != head.digest:
             log.warning("the saved search index of %s is damaged: it is rebuilt", uid)
             return None
         try:
