@@ -217,10 +217,11 @@ class Services:
     def reset_user(self, uid: str) -> ResetReport:
         """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
         cache of theirs: the projections are purged by the commit itself, the lexical index,
-        the effective ontology and the vault's ``Memory/`` folder here."""
+        what pages showed, the effective ontology and the vault's ``Memory/`` folder here."""
         report = reset_user(self.store, uid)
         self.feed.drain(uid)
         self.lexical.drop(uid)
+        self.pages.cache.forget(uid)
         self.ontology.invalidate(uid)
         if self.vault is not None:
             self.vault.clear(uid)

@@ -121,6 +121,9 @@ def test_a_hub_page_follows_adds_archives_forgets_and_refills(
         services.lifecycle.archive("alice", memory)
     page = level(services)
     assert len(page.memories) == 5 and page.truncated
+    assert services.pages is not None and services.pages.cache.windows
+    services.reset_user("alice")  # nothing of alice's is kept, however little was touched
+    assert services.pages.cache.windows == 0
 
 
 @pytest.mark.usefixtures("small_pages")
