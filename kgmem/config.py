@@ -227,6 +227,11 @@ class Settings:
         return self.home / "index" / "search"
 
     @property
+    def digests_path(self) -> Path:
+        """Where the digests of every user's nodes are kept (:mod:`kgmem.index.digests`)."""
+        return self.home / "index" / "digests.sqlite3"
+
+    @property
     def embedding_dir(self) -> Path:
         """Where the embedding model is (or would be): ``embedding_model`` or the default."""
         if self.embedding_model:

@@ -45,6 +45,7 @@ from kgmem.clock import Clock, SystemClock
 from kgmem.config import Settings
 from kgmem.index import (
     ChangeFeed,
+    Digests,
     FeedTarget,
     KuzuProjection,
     LexicalIndex,
@@ -109,6 +110,7 @@ class Services:
     models: ModelSet
     consolidation: Consolidation
     projection: KuzuProjection
+    digests: Digests  # what changed after a drift (see kgmem.index.digests)
     lexical: LexicalIndex
     feed: ChangeFeed
     search: MemorySearch
@@ -133,8 +135,10 @@ class Services:
         saved indexes level with the store are loaded first (seconds), then the graph
         projection of every user start-up found behind is compared and repaired
         (:meth:`repair`), then any other user's search index is rebuilt from the store and
-        saved. A search of a user not done yet opens that user itself. ``stop``: set, no
-        further user is begun. How many users."""
+        saved; last, the digests of every user who has none, or whose digests no
+        projection caught up from, are read whole (:mod:`kgmem.index.digests`: what makes
+        the next repair cheap). A search of a user not done yet opens that user itself.
+        ``stop``: set, no further user is begun. How many users."""
         users = sorted(StoreReader(self.store, self.queries).users())
         intact = {uid for uid in users if self.lexical.intact(uid)}
         for uid in [*sorted(intact), None, *(u for u in users if u not in intact)]:
@@ -148,6 +152,13 @@ class Services:
                 self.lexical.open(uid)
             except Exception:  # that user's first search tries again; the others go on
                 log.exception("opening the search index of %s failed", uid)
+        for uid in users:
+            if stop is not None and stop.is_set():
+                break
+            try:
+                self.digests.settle(uid)
+            except Exception:  # the next start tries again; a drift meanwhile reads all
+                log.exception("reading the digests of %s failed", uid)
         return len(users)
 
     def repair(self, stop: threading.Event | None = None) -> list[ReconcileReport]:
@@ -244,6 +255,7 @@ class Services:
         self.feed.detach()
         self.sparql.close()
         self.projection.close()
+        self.digests.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
         if self.owns_store:
@@ -279,11 +291,13 @@ def build_services(
         store = open_store(settings, in_memory)
     scratch = Path(tempfile.mkdtemp(prefix="kgmem-index-")) if in_memory else None
     projection: KuzuProjection | None = None
+    digests: Digests | None = None
     feed: ChangeFeed | None = None
     try:
         report = ensure_bundled(store, queries, files)
+        digests = Digests(store, queries, None if scratch is not None else settings.digests_path)
         projection = KuzuProjection(
-            index_dir(settings) if scratch is None else scratch / "kuzu", store, queries
+            index_dir(settings) if scratch is None else scratch / "kuzu", store, queries, digests
         )
         lexical = LexicalIndex(
             store,
@@ -293,6 +307,7 @@ def build_services(
             resident=settings.search_resident_documents,
             save_every=settings.search_save_seconds,
             background=not repair,
+            digests=digests,
         )
         clock = clock or SystemClock()
         ontology = OntologyService(store, queries)
@@ -304,7 +319,7 @@ def build_services(
         # never does a write's work); the graph projection, and with the vault on the
         # pages and their files, follow in the background (the pages' commits reach the
         # vault)
-        targets: list[FeedTarget] = [projection, lexical]
+        targets: list[FeedTarget] = [projection, lexical, digests]
         targets += [pages, vault] if vault is not None else []
         feed = ChangeFeed(store, queries, targets, eager=[lexical])
         startup = level(projection, feed, repair)
@@ -313,6 +328,8 @@ def build_services(
             feed.detach()
         if projection is not None:
             projection.close()
+        if digests is not None:
+            digests.close()
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
         if owned:
@@ -367,6 +384,7 @@ def build_services(
         models=models,
         consolidation=consolidation,
         projection=projection,
+        digests=digests,
         lexical=lexical,
         feed=feed,
         search=search,

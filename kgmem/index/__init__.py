@@ -20,6 +20,7 @@ from kgmem.index.base import (
     TableFingerprint,
 )
 from kgmem.index.dense import Embedder, EmbedderUnavailable, StaticEmbedder
+from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed import ChangeFeed, DrainReport, FeedTarget
 from kgmem.index.kuzu import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
@@ -29,7 +30,9 @@ from kgmem.index.rows import TABLES, UserRows, fingerprint_of
 
 __all__ = [
     "TABLES",
+    "CaughtUp",
     "ChangeFeed",
+    "Digests",
     "DrainReport",
     "Embedder",
     "EmbedderUnavailable",

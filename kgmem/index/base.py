@@ -117,6 +117,7 @@ class ReconcileReport:
     projection: Fingerprint
     store: Fingerprint
     repaired: bool
+    caught_up: int | None = None  # repaired from the digests: the nodes re-read (no compare)
 
     @property
     def drift(self) -> tuple[str, ...]:

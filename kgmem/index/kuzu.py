@@ -23,6 +23,7 @@ from types import TracebackType
 from rdflib import URIRef
 
 from kgmem.index.base import Fingerprint, Links, Neighbour, OpenReport, ReconcileReport
+from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
@@ -35,6 +36,7 @@ log = logging.getLogger("kgmem.index")
 __all__ = ["KuzuProjection"]
 
 MAX_HOPS = 3
+_UNREAD = Fingerprint(())  # a repair from the digests reads no rows to compare
 
 
 class KuzuProjection:
@@ -44,8 +46,15 @@ class KuzuProjection:
     every user is loaded from the store; :attr:`opened` says what happened.
     """
 
-    def __init__(self, directory: Path, store: TripleStore, queries: QueryRegistry) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        store: TripleStore,
+        queries: QueryRegistry,
+        digests: Digests | None = None,
+    ) -> None:
         self._lock = threading.RLock()
+        self._digests = digests  # what changed after a drift, when they know
         self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
         self._outbox = Outbox(store, queries)
@@ -232,6 +241,16 @@ class KuzuProjection:
 
     def reconcile(self, uid: str) -> ReconcileReport:
         check_id(uid, "user id")
+        caught = self._caught_up(uid)
+        if caught is not None:
+            with self._lock:
+                if caught.nodes:
+                    try:
+                        self._refresh(uid, set(caught.nodes), None)
+                    finally:
+                        self._bump(uid)
+                self._graph.set_stamp(uid, caught.stamp)
+            return ReconcileReport(uid, _UNREAD, _UNREAD, bool(caught.nodes), len(caught.nodes))
         with self._lock:
             stamp = self._outbox.stamp(uid)
             rows, held = closed(self._reader.user(uid)), self._graph.rows(uid)
@@ -243,6 +262,21 @@ class KuzuProjection:
                     self._bump(uid)
             self._graph.set_stamp(uid, stamp)
             return ReconcileReport(uid, found, expected, repaired=found != expected)
+
+    def _caught_up(self, uid: str) -> CaughtUp | None:
+        """What changed in ``uid``'s nodes since the stamp the projection recorded, when the
+        digests know (a drift: the store moved by writes no outbox entry lists) and the
+        projection still holds the rows it recorded; None otherwise (compare in full).
+        Asked outside the lock: reading the digests takes seconds, and searches go on."""
+        if self._digests is None:
+            return None
+        with self._lock:
+            recorded = self._graph.stamps().get(uid)
+            if recorded is None or not recorded.holds(self._graph.user_counts(uid)):
+                return None
+        if recorded.stamp == self._outbox.stamp(uid):
+            return None
+        return self._digests.since(uid, recorded.stamp)
 
     def _repair(self, uid: str, rows: UserRows, held: UserRows) -> None:
         """Make ``uid``'s rows ``rows`` (the store's) where they are ``held``: only the nodes

@@ -326,13 +326,16 @@ class KuzuGraph:
         """Record that ``uid``'s rows hold every write up to ``stamp`` (None: the user never
         had one; :mod:`kgmem.index.feed_outbox`), with how many rows each table holds of
         them now: rows lost behind the projection's back show as other counts."""
-        counts = {
+        value = json.dumps({"stamp": stamp, "counts": self.user_counts(uid)})
+        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": STAMP["p"] + uid, "v": value})
+
+    def user_counts(self, uid: str) -> dict[str, int]:
+        """How many rows of ``uid`` each table holds."""
+        return {
             table.name: int(n)
             for table in (*NODES, *EDGES)
             for (n,) in self.run(table.count_user(), {"uid": uid})
         }
-        value = json.dumps({"stamp": stamp, "counts": counts})
-        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": STAMP["p"] + uid, "v": value})
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Per user, how many rows each table holds (tables without any left out)."""

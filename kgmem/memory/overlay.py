@@ -160,6 +160,11 @@ class BatchView:
             lambda: self._store.select(query, bindings, dataset=dataset, values=values),
         )
 
+    def select_text(
+        self, query: Query, bindings: Bindings | None = None
+    ) -> list[tuple[str | None, ...]]:
+        return self._plain(query.name, lambda: self._store.select_text(query, bindings))
+
     def stored(self, query: Query, bindings: Mapping[str, Term]) -> list[Row]:
         return self._store.select(query, bindings)
 

@@ -188,6 +188,15 @@ class OxigraphStore:
         names = [v.value for v in solutions.variables]
         return [row_from_ox(names, s) for s in solutions]
 
+    def select_text(
+        self, query: Query, bindings: Bindings | None = None
+    ) -> list[tuple[str | None, ...]]:
+        query.expect(QueryKind.SELECT)
+        solutions = self._run(query, bindings, None)
+        assert isinstance(solutions, ox.QuerySolutions)
+        width = range(len(solutions.variables))
+        return [tuple(None if (t := s[i]) is None else t.value for i in width) for s in solutions]
+
     def ask(
         self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
     ) -> bool:

@@ -33,6 +33,7 @@ from rdflib import URIRef
 
 from kgmem.index.base import Links
 from kgmem.index.dense import Embedder
+from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical.arrays import Scores
 from kgmem.index.lexical.docs import (
@@ -73,6 +74,7 @@ class LexicalIndex:
         resident: int | None = None,
         save_every: float = 600.0,
         background: bool = False,
+        digests: Digests | None = None,
     ) -> None:
         """``field_weights`` overrides the weight of a field's words (see ``FIELD_WEIGHTS``;
         0 leaves the field out): the recall benchmarks use it to measure what a field adds.
@@ -82,13 +84,14 @@ class LexicalIndex:
         a changing shard (see the module); ``background``: a saved shard behind the store
         by writes the outbox no longer holds (a backup put back) is searched as saved while
         it is rebuilt in a thread of its own (a search checks each hit with the store), where
-        without it the first search waits for the rebuild."""
+        without it the first search waits for the rebuild. ``digests``: what changed in
+        such a case, when they know: only those documents are read again."""
         self._store, self._queries = store, queries
         self._embedder = embedder
         self._weights = {**FIELD_WEIGHTS, **(field_weights or {})}
         self._files = None if directory is None else ShardFiles(directory)
         self._resident, self._save_every = resident, save_every
-        self._background = background
+        self._background, self._digests = background, digests
         self._renewing: set[str] = set()  # users searched in a stale shard while rebuilt
         self._outbox = Outbox(store, queries)
         self._versions: dict[str, int] = {}  # bumped by every refresh and rebuild
@@ -170,7 +173,7 @@ class LexicalIndex:
                 self._shards[uid] = shard
                 self._shards.move_to_end(uid)
                 if behind is None:  # stale: never saved, nor level with any stamp
-                    self._renew(uid)
+                    self._renew(uid, was)
                 else:
                     self._renewing.discard(uid)
                     self._level[uid] = stamp
@@ -182,20 +185,40 @@ class LexicalIndex:
             self._evict(keep=uid)
             return len(shard.docs)
 
-    def _renew(self, uid: str) -> None:
-        """Rebuild ``uid``'s stale shard in a thread of its own (the lock is held); the
-        stale one answers meanwhile and takes every refresh, as the new one will."""
+    def _renew(self, uid: str, was: int | None) -> None:
+        """Bring ``uid``'s stale shard (saved at stamp ``was``) level in a thread of its own
+        (the lock is held): the documents the digests say changed are read again, or, when
+        they cannot say, the shard is rebuilt; the stale one answers meanwhile and takes
+        every refresh, as the new one will."""
         self._renewing.add(uid)
         self._level.pop(uid, None)
         self._origins[uid] = "stale"
 
         def run() -> None:
             try:
-                self._open(uid, saved=False)
+                if not self._caught_up(uid, was):
+                    self._open(uid, saved=False)
             except Exception:  # searched stale until the next start rebuilds it
                 log.exception("rebuilding the search index of %s failed", uid)
 
         threading.Thread(target=run, name=f"kgmem-reindex-{uid}", daemon=True).start()
+
+    def _caught_up(self, uid: str, was: int | None) -> bool:
+        """Read again the documents of ``uid``'s stale shard that changed since ``was``, if
+        the digests know which; whether it is level now."""
+        caught = None if self._digests is None else self._digests.since(uid, was)
+        if caught is None:
+            return False
+        with self._lock:
+            shard = self._shards.get(uid)
+            if shard is None or uid not in self._renewing:
+                return False
+            self._apply(uid, shard, caught.nodes)
+            self._renewing.discard(uid)
+            self._level[uid] = caught.stamp
+            self._origins[uid] = "saved"
+        self._saver.later(uid)
+        return True
 
     def _load(
         self, uid: str, stamp: int | None
@@ -203,7 +226,12 @@ class LexicalIndex:
         if self._files is None:
             return None
         loaded = self._files.caught_up(
-            uid, stamp, self._weights, self._outbox, stale=self._background
+            uid,
+            stamp,
+            self._weights,
+            self._outbox,
+            stale=self._background,
+            digests=self._digests,
         )
         if loaded is not None and self._embedder is not None:  # vectors are not saved
             loaded[0].embed_all(self._embedder)

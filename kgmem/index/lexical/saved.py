@@ -31,6 +31,7 @@ from pathlib import Path
 
 from rdflib import URIRef
 
+from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical import arrays, docs, held, read, shard
 from kgmem.index.lexical.shard import Shard
@@ -182,29 +183,40 @@ class ShardFiles:
         outbox: Outbox,
         *,
         stale: bool = False,
+        digests: Digests | None = None,
     ) -> tuple[Shard, set[URIRef] | None, int | None] | None:
         """``uid``'s saved shard for the store at ``stamp``, the nodes the writes since the
         file's stamp touched (to read again) and the file's stamp; None when the file cannot
-        be used or the outbox no longer holds every write since it. ``stale``: in that last
-        case the shard as saved, with None for the nodes (no one knows which changed)."""
+        be used or the outbox no longer holds every write since it (nor do the ``digests``
+        know what changed). ``stale``: in that last case the shard as saved, with None for
+        the nodes (the digests are asked later, in the background: they take seconds)."""
         header = self.header(uid, weights)
         if header is None:
             return None
         behind: set[URIRef] | None = set()
         if header.stamp != stamp:
             missed = outbox.since(uid, header.stamp)
-            if missed is None:
+            caught = None
+            if missed is None and not stale and digests is not None:
+                caught = digests.since(uid, header.stamp)
+            if missed is not None:
+                behind = outbox.with_owners(uid, missed.nodes)
+            elif caught is not None:
+                behind = set(caught.nodes)
+            else:
                 log.warning(
                     "the saved search index of %s is behind the store (stamp %s, the store's "
-                    "%s) by writes the outbox no longer holds: it is rebuilt%s",
+                    "%s) by writes the outbox no longer holds: %s",
                     uid,
                     header.stamp,
                     stamp,
-                    ", and searched as saved meanwhile" if stale else "",
+                    "searched as saved while it is caught up (or rebuilt) behind"
+                    if stale
+                    else "it is rebuilt",
                 )
                 if not stale:
                     return None
-            behind = None if missed is None else outbox.with_owners(uid, missed.nodes)
+                behind = None
         shard = self.load(uid, header.stamp, weights)
         return None if shard is None else (shard, behind, header.stamp)
 

@@ -1,0 +1,329 @@
+"""What each of a user's nodes held when the projections last read it: a digest per subject.
+
+A projection kept on disk records the user's stamp it is level with and catches up from the
+outbox (:mod:`kgmem.index.feed_outbox`). When the outbox no longer holds the writes since
+that stamp (the store was put back from a backup, or written behind kgmem's back), no one
+knows which nodes changed, and the projection had to read the whole user again: minutes at
+100k memories. :class:`Digests` is a third projection, fed like the others: per user and per
+projected graph (kg, sources, quarantine) a digest of every subject's statements, computed
+by the store itself (``queries/index/digests.rq``), kept in SQLite beside the other
+projections with the stamp it is level with. After a drift, comparing the digests of the
+store now with the ones kept names exactly the subjects that changed (added, altered,
+removed): a projection level with the same stamp re-reads those (:meth:`Digests.since`),
+as it would the nodes of outbox entries.
+
+A user's digests exist once a whole reading of them (:meth:`Digests.settle`, which the server
+runs after start-up) made them; until then a refresh of that user costs nothing here, and a
+drift is repaired by a whole reading as before. The digests are trusted only as far as the
+other projections are: a user whose digests are behind the store at start-up by writes the
+outbox cannot replay is *suspect* (its recorded stamp is not moved by drains), until
+:meth:`Digests.since` or :meth:`Digests.settle` reads it whole. Comparing costs one grouped
+query per graph (~20 s for 100k memories on a 2-core machine), not the minutes of reading
+the user's rows into each projection.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rdflib import URIRef
+
+from kgmem.errors import GraphNameError
+from kgmem.index.base import Links
+from kgmem.index.feed_outbox import Outbox
+from kgmem.store import GraphKind, QueryRegistry, TripleStore, UserGraphs, parse_graph
+
+__all__ = ["CaughtUp", "Digests"]
+
+log = logging.getLogger("kgmem.index")
+
+_KINDS = (GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE)
+_CODES = {kind: code for code, kind in enumerate(_KINDS)}
+_WHOLE = 2_000  # more nodes than this in one refresh: read the user whole instead
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (uid TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE,
+                                  stamp INTEGER);
+CREATE TABLE IF NOT EXISTS digests (user INTEGER NOT NULL, kind INTEGER NOT NULL,
+                                    node TEXT NOT NULL, digest INTEGER NOT NULL,
+                                    PRIMARY KEY (user, kind, node)) WITHOUT ROWID;
+"""
+
+Key = tuple[int, str]  # (graph kind's code, node: its IRI after the user's node base)
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    """The nodes that changed between a stamp and ``stamp`` (the store's when they were
+    compared): what a projection level with the first re-reads to be level with this one."""
+
+    nodes: frozenset[URIRef]
+    stamp: int | None
+
+
+class Digests:
+    """The digests of every user's subjects, kept level with the store by the change feed
+    (a :class:`kgmem.index.base.StampedTarget`); ``path`` None keeps them in memory."""
+
+    def __init__(self, store: TripleStore, queries: QueryRegistry, path: Path | None) -> None:
+        self._store, self._queries = store, queries
+        self._outbox = Outbox(store, queries)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            ":memory:" if path is None else str(path), check_same_thread=False
+        )
+        self._db.executescript(_SCHEMA)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._lock = threading.RLock()  # the connection and the maps below
+        self._users: dict[str, threading.Lock] = {}  # one whole reading of a user at a time
+        self._building: dict[str, set[URIRef]] = {}  # refreshed during a whole reading
+        self._caught: dict[tuple[str, int | None], CaughtUp] = {}
+        self._suspect = self._find_suspects()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- what is kept ------------------------------------------------------------------
+
+    def recorded(self, uid: str) -> tuple[bool, int | None]:
+        """Whether ``uid`` has digests, and the stamp they are level with."""
+        with self._lock:
+            row = self._db.execute("SELECT stamp FROM users WHERE uid = ?", (uid,)).fetchone()
+        return (False, None) if row is None else (True, row[0])
+
+    def suspect(self) -> list[str]:
+        """The users whose digests were behind the store at start-up (see the module)."""
+        with self._lock:
+            return sorted(self._suspect)
+
+    def held(self, uid: str) -> dict[Key, int]:
+        """Every digest kept of ``uid``."""
+        with self._lock:
+            found = self._id(uid)
+            if found is None:
+                return {}
+            rows = self._db.execute(
+                "SELECT kind, node, digest FROM digests WHERE user = ?", (found,)
+            )
+            return {(kind, node): digest for kind, node, digest in rows}
+
+    def of_store(self, uid: str) -> dict[Key, int]:
+        """Every digest of ``uid``'s subjects as the store holds them now (the graphs are
+        read at once: the store computes without the interpreter's lock)."""
+        graphs = UserGraphs(uid)
+        each = zip(_KINDS, (graphs.kg, graphs.sources, graphs.quarantine), strict=True)
+        with ThreadPoolExecutor(len(_KINDS), thread_name_prefix="kgmem-digests") as pool:
+            read = pool.map(lambda pair: (pair[0], self._of_graph(pair[1])), each)
+            found: dict[Key, int] = {}
+            for kind, rows in read:
+                code, base = _CODES[kind], graphs.node_base
+                for node, digest in rows:
+                    if node is not None and digest is not None:
+                        short = node[len(base) :] if node.startswith(base) else "<" + node
+                        found[(code, short)] = _number(digest)
+        return found
+
+    def _of_graph(self, graph: URIRef) -> list[tuple[str | None, ...]]:
+        return self._store.select_text(self._queries["index/digests"], {"graph": graph})
+
+    # -- the change feed ---------------------------------------------------------------
+
+    def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> int:
+        """Read the digests of ``nodes`` again (none kept: the user has none yet, nothing
+        is read); how many nodes were read."""
+        wanted = {URIRef(str(n)) for n in nodes}
+        with self._lock:
+            if uid in self._building:
+                self._building[uid] |= wanted
+                return 0
+            if self._id(uid) is None or not wanted:
+                return 0
+        if len(wanted) > _WHOLE:
+            self._whole(uid)
+            return len(wanted)
+        self._write(uid, self._of_nodes(uid, wanted))
+        return len(wanted)
+
+    def level(self, uid: str, stamp: int | None) -> None:
+        """The feed drained every write of ``uid`` up to ``stamp`` into the digests."""
+        with self._lock:
+            if uid in self._building or uid in self._suspect:
+                return
+            if self._id(uid) is not None:
+                with self._db:
+                    self._db.execute("UPDATE users SET stamp = ? WHERE uid = ?", (stamp, uid))
+
+    # -- after a drift -----------------------------------------------------------------
+
+    def since(self, uid: str, stamp: int | None) -> CaughtUp | None:
+        """The nodes of ``uid`` that changed since ``stamp``, when the digests were level
+        with it (a drift: the outbox no longer says); None when they were not. The digests
+        are then level with the store; the answer is kept, so every projection level with
+        ``stamp`` gets it at the cost of one comparison."""
+        with self._user(uid):
+            with self._lock:
+                caught = self._caught.get((uid, stamp))
+            if caught is not None:
+                return caught
+            present, recorded = self.recorded(uid)
+            if not present or recorded != stamp:
+                return None
+            return self._whole(uid, stamp)
+
+    def settle(self, uid: str) -> bool:
+        """Make ``uid``'s digests level with the store if they are not (none yet, or a
+        drift no projection asked about); whether they had to be read whole."""
+        present, recorded = self.recorded(uid)
+        with self._lock:
+            suspect = uid in self._suspect
+        if present and not suspect and recorded == self._outbox.stamp(uid):
+            return False
+        with self._user(uid):
+            self._whole(uid, recorded if present else None)
+        return True
+
+    def users(self) -> list[str]:
+        """Every user with digests kept."""
+        with self._lock:
+            return [uid for (uid,) in self._db.execute("SELECT uid FROM users ORDER BY uid")]
+
+    def _whole(self, uid: str, since: int | None = None) -> CaughtUp:
+        """Read ``uid``'s digests whole from the store and keep them, level with the stamp
+        read first; the nodes that differed from those kept (recorded as caught up from
+        ``since``). Refreshes meanwhile are read again after."""
+        with self._lock:
+            self._building.setdefault(uid, set())
+        try:
+            stamp = self._outbox.stamp(uid)  # first: what is read next holds every write to it
+            fresh, kept = self.of_store(uid), self.held(uid)
+            changed = {key for key, digest in fresh.items() if kept.get(key) != digest}
+            changed |= kept.keys() - fresh.keys()
+            with self._lock:
+                user = self._ensure(uid, stamp)
+                with self._db:
+                    self._db.executemany(
+                        "DELETE FROM digests WHERE user = ? AND kind = ? AND node = ?",
+                        ((user, k, n) for k, n in changed if (k, n) not in fresh),
+                    )
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?)",
+                        ((user, k, n, fresh[(k, n)]) for k, n in changed if (k, n) in fresh),
+                    )
+                    self._db.execute("UPDATE users SET stamp = ? WHERE uid = ?", (stamp, uid))
+                self._suspect.discard(uid)
+        finally:
+            with self._lock:
+                again = self._building.pop(uid, set())
+        if again:
+            self._write(uid, self._of_nodes(uid, again))
+        graphs = UserGraphs(uid)
+        nodes = {_long(graphs, node) for _, node in changed}
+        caught = CaughtUp(frozenset(self._outbox.with_owners(uid, nodes)), stamp)
+        with self._lock:
+            self._caught[(uid, since)] = caught
+        if changed:
+            log.info("digests of %s: %d nodes changed since stamp %s", uid, len(nodes), since)
+        return caught
+
+    # -- reading and writing -----------------------------------------------------------
+
+    def _of_nodes(self, uid: str, nodes: set[URIRef]) -> dict[URIRef, dict[int, int]]:
+        """Per node, the digest in each of the user's projected graphs that has it."""
+        graphs, query = UserGraphs(uid), self._queries["index/digest_node"]
+        found: dict[URIRef, dict[int, int]] = {}
+        for node in sorted(nodes):
+            found[node] = {}
+            for row in self._store.select(query, {"node": node}):
+                graph, digest = row["graph"], row["digest"]
+                kind = _kind_of(graphs, graph)
+                if kind is not None and digest is not None:
+                    found[node][_CODES[kind]] = _number(str(digest))
+        return found
+
+    def _write(self, uid: str, read: dict[URIRef, dict[int, int]]) -> None:
+        graphs = UserGraphs(uid)
+        with self._lock:
+            if uid in self._building:  # a whole reading began meanwhile: it reads these after
+                self._building[uid] |= read.keys()
+                return
+            user = self._id(uid)
+            if user is None:
+                return
+            with self._db:
+                for node, digests in read.items():
+                    short = _short(graphs, node)
+                    for code in range(len(_KINDS)):
+                        if code in digests:
+                            self._db.execute(
+                                "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?)",
+                                (user, code, short, digests[code]),
+                            )
+                        else:
+                            self._db.execute(
+                                "DELETE FROM digests WHERE user = ? AND kind = ? AND node = ?",
+                                (user, code, short),
+                            )
+
+    def _id(self, uid: str) -> int | None:
+        row = self._db.execute("SELECT id FROM users WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _ensure(self, uid: str, stamp: int | None) -> int:
+        found = self._id(uid)
+        if found is not None:
+            return found
+        (top,) = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM users").fetchone()
+        with self._db:
+            self._db.execute("INSERT INTO users VALUES (?, ?, ?)", (uid, top + 1, stamp))
+        return int(top) + 1
+
+    @contextmanager
+    def _user(self, uid: str) -> Iterator[None]:
+        with self._lock:
+            lock = self._users.setdefault(uid, threading.Lock())
+        with lock:
+            yield
+
+    def _find_suspects(self) -> set[str]:
+        """The users whose digests the outbox cannot bring level with the store."""
+        found = set()
+        with self._lock:
+            rows = list(self._db.execute("SELECT uid, stamp FROM users"))
+        for uid, stamp in rows:
+            if stamp != self._outbox.stamp(uid) and self._outbox.since(uid, stamp) is None:
+                found.add(uid)
+        return found
+
+
+def _short(graphs: UserGraphs, node: URIRef) -> str:
+    """A node as kept: after the user's node base when it has it, else whole after "<"."""
+    text, base = str(node), graphs.node_base
+    return text[len(base) :] if text.startswith(base) else "<" + text
+
+
+def _long(graphs: UserGraphs, short: str) -> URIRef:
+    return URIRef(short[1:] if short.startswith("<") else graphs.node_base + short)
+
+
+def _kind_of(graphs: UserGraphs, graph: object) -> GraphKind | None:
+    if not isinstance(graph, URIRef) or not str(graph).startswith("urn:kgmem:user:"):
+        return None
+    try:
+        parsed = parse_graph(graph)
+    except GraphNameError:
+        return None
+    return parsed.kind if parsed.uid == graphs.uid and parsed.kind in _CODES else None
+
+
+def _number(md5: str) -> int:
+    """The first 60 bits of an MD5 in hex: an integer SQLite keeps in 8 bytes."""
+    return int(md5[:15], 16)
