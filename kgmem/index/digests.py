@@ -53,7 +53,10 @@ CREATE TABLE IF NOT EXISTS users (uid TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQ
 CREATE TABLE IF NOT EXISTS digests (user INTEGER NOT NULL, kind INTEGER NOT NULL,
                                     node TEXT NOT NULL, digest INTEGER NOT NULL,
                                     PRIMARY KEY (user, kind, node)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS caught (user INTEGER NOT NULL, since TEXT NOT NULL,
+                                   stamp INTEGER, nodes TEXT NOT NULL);
 """
+_KEPT = 8  # answers of since() kept per user (a projection may ask in a later process)
 
 Key = tuple[int, str]  # (graph kind's code, node: its IRI after the user's node base)
 
@@ -145,10 +148,14 @@ class Digests:
             if uid in self._building:
                 self._building[uid] |= wanted
                 return 0
-            if self._id(uid) is None or not wanted:
+            # a suspect user's digests stay as they were at their stamp: what a projection
+            # level with that stamp asks :meth:`since` about (the nodes read since then
+            # show as changed, and are read again: never missed)
+            if self._id(uid) is None or uid in self._suspect or not wanted:
                 return 0
         if len(wanted) > _WHOLE:
-            self._whole(uid)
+            with self._user(uid):
+                self._whole(uid, None)
             return len(wanted)
         self._write(uid, self._of_nodes(uid, wanted))
         return len(wanted)
@@ -170,14 +177,13 @@ class Digests:
         are then level with the store; the answer is kept, so every projection level with
         ``stamp`` gets it at the cost of one comparison."""
         with self._user(uid):
-            with self._lock:
-                caught = self._caught.get((uid, stamp))
+            caught = self._answered(uid, stamp)
             if caught is not None:
                 return caught
             present, recorded = self.recorded(uid)
             if not present or recorded != stamp:
                 return None
-            return self._whole(uid, stamp)
+            return self._whole(uid, stamp, answer=True)
 
     def settle(self, uid: str) -> bool:
         """Make ``uid``'s digests level with the store if they are not (none yet, or a
@@ -188,7 +194,7 @@ class Digests:
         if present and not suspect and recorded == self._outbox.stamp(uid):
             return False
         with self._user(uid):
-            self._whole(uid, recorded if present else None)
+            self._whole(uid, recorded, answer=present)
         return True
 
     def users(self) -> list[str]:
@@ -196,10 +202,30 @@ class Digests:
         with self._lock:
             return [uid for (uid,) in self._db.execute("SELECT uid FROM users ORDER BY uid")]
 
-    def _whole(self, uid: str, since: int | None = None) -> CaughtUp:
+    def _answered(self, uid: str, since: int | None) -> CaughtUp | None:
+        """What :meth:`since` answered about ``since`` before, in this process or another."""
+        with self._lock:
+            found = self._caught.get((uid, since))
+            user = self._id(uid)
+            if found is not None or user is None:
+                return found
+            row = self._db.execute(
+                "SELECT stamp, nodes FROM caught WHERE user = ? AND since = ?"
+                " ORDER BY rowid DESC LIMIT 1",
+                (user, _text(since)),
+            ).fetchone()
+        if row is None:
+            return None
+        graphs = UserGraphs(uid)
+        nodes = frozenset(_long(graphs, n) for n in row[1].split("\n") if n)
+        found = self._caught[(uid, since)] = CaughtUp(nodes, row[0])
+        return found
+
+    def _whole(self, uid: str, since: int | None, *, answer: bool = False) -> CaughtUp:
         """Read ``uid``'s digests whole from the store and keep them, level with the stamp
-        read first; the nodes that differed from those kept (recorded as caught up from
-        ``since``). Refreshes meanwhile are read again after."""
+        read first; the nodes that differed from those kept. ``answer``: the kept digests
+        were level with ``since``, so those nodes are what changed since it (kept for
+        :meth:`since`, on disk too). Refreshes meanwhile are read again after."""
         with self._lock:
             self._building.setdefault(uid, set())
         try:
@@ -228,8 +254,8 @@ class Digests:
         graphs = UserGraphs(uid)
         nodes = {_long(graphs, node) for _, node in changed}
         caught = CaughtUp(frozenset(self._outbox.with_owners(uid, nodes)), stamp)
-        with self._lock:
-            self._caught[(uid, since)] = caught
+        if answer:
+            self._keep(uid, since, caught)
         if changed:
             log.info("digests of %s: %d nodes changed since stamp %s", uid, len(nodes), since)
         return caught
@@ -272,6 +298,25 @@ class Digests:
                                 "DELETE FROM digests WHERE user = ? AND kind = ? AND node = ?",
                                 (user, code, short),
                             )
+
+    def _keep(self, uid: str, since: int | None, caught: CaughtUp) -> None:
+        graphs = UserGraphs(uid)
+        listed = "\n".join(sorted(_short(graphs, n) for n in caught.nodes))
+        with self._lock:
+            self._caught[(uid, since)] = caught
+            user = self._id(uid)
+            if user is None:
+                return
+            with self._db:
+                self._db.execute(
+                    "INSERT INTO caught VALUES (?, ?, ?, ?)",
+                    (user, _text(since), caught.stamp, listed),
+                )
+                self._db.execute(
+                    "DELETE FROM caught WHERE user = ? AND rowid NOT IN (SELECT rowid FROM"
+                    " caught WHERE user = ? ORDER BY rowid DESC LIMIT ?)",
+                    (user, user, _KEPT),
+                )
 
     def _id(self, uid: str) -> int | None:
         row = self._db.execute("SELECT id FROM users WHERE uid = ?", (uid,)).fetchone()
@@ -322,6 +367,10 @@ def _kind_of(graphs: UserGraphs, graph: object) -> GraphKind | None:
     except GraphNameError:
         return None
     return parsed.kind if parsed.uid == graphs.uid and parsed.kind in _CODES else None
+
+
+def _text(stamp: int | None) -> str:
+    return "" if stamp is None else str(stamp)
 
 
 def _number(md5: str) -> int:

@@ -55,6 +55,9 @@ class KuzuProjection:
     ) -> None:
         self._lock = threading.RLock()
         self._digests = digests  # what changed after a drift, when they know
+        # found unlevel and not reconciled yet -> whether their rows were whole then (the
+        # counts held): level() keeps their stamp (it only records the counts of the rows)
+        self._behind: dict[str, bool] = {}
         self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
         self._outbox = Outbox(store, queries)
@@ -99,14 +102,20 @@ class KuzuProjection:
                 self._graph.replace_user(uid, rows)
             finally:
                 self._bump(uid)
+            self._behind.pop(uid, None)
             self._graph.set_stamp(uid, stamp)
         return fingerprint_of(rows)
 
     def level(self, uid: str, stamp: int | None) -> None:
-        """The change feed drained every write of ``uid`` up to ``stamp`` into the rows."""
+        """The change feed drained every write of ``uid`` up to ``stamp`` into the rows
+        (not recorded for a user :meth:`unlevel` found behind until :meth:`reconcile`: a
+        write drained before the repair must not make a drifted user look level)."""
         check_id(uid, "user id")
         with self._lock:
-            self._graph.set_stamp(uid, stamp)
+            if uid not in self._behind:
+                self._graph.set_stamp(uid, stamp)
+            elif (recorded := self._graph.stamps().get(uid)) is not None:
+                self._graph.set_stamp(uid, recorded.stamp)
 
     def unlevel(self) -> list[str]:
         """The users (of the store or the projection) that may differ from the store: their
@@ -115,14 +124,12 @@ class KuzuProjection:
         the store behind kgmem's back moves no stamp: :meth:`reconcile_all` compares all."""
         with self._lock:
             recorded, counts = self._graph.stamps(), self._graph.counts()
-            users = self._reader.users() | set(counts)
-            return sorted(
-                uid
-                for uid in users
-                if (held := recorded.get(uid)) is None
-                or held.stamp != self._outbox.stamp(uid)
-                or not held.holds(counts.get(uid, {}))
-            )
+            for uid in self._reader.users() | set(counts):
+                held = recorded.get(uid)
+                whole = held is not None and held.holds(counts.get(uid, {}))
+                if held is None or not whole or held.stamp != self._outbox.stamp(uid):
+                    self._behind[uid] = whole
+            return sorted(self._behind)
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:
         """Re-read ``nodes`` from the store and replace them and every edge at them.
@@ -249,6 +256,7 @@ class KuzuProjection:
                         self._refresh(uid, set(caught.nodes), None)
                     finally:
                         self._bump(uid)
+                self._behind.pop(uid, None)
                 self._graph.set_stamp(uid, caught.stamp)
             return ReconcileReport(uid, _UNREAD, _UNREAD, bool(caught.nodes), len(caught.nodes))
         with self._lock:
@@ -260,6 +268,7 @@ class KuzuProjection:
                     self._repair(uid, rows, held)
                 finally:
                     self._bump(uid)
+            self._behind.pop(uid, None)
             self._graph.set_stamp(uid, stamp)
             return ReconcileReport(uid, found, expected, repaired=found != expected)
 
@@ -268,8 +277,8 @@ class KuzuProjection:
         digests know (a drift: the store moved by writes no outbox entry lists) and the
         projection still holds the rows it recorded; None otherwise (compare in full).
         Asked outside the lock: reading the digests takes seconds, and searches go on."""
-        if self._digests is None:
-            return None
+        if self._digests is None or not self._behind.get(uid, True):
+            return None  # rows lost or damaged: only the whole compare finds which
         with self._lock:
             recorded = self._graph.stamps().get(uid)
             if recorded is None or not recorded.holds(self._graph.user_counts(uid)):

@@ -252,3 +252,36 @@ def test_a_digest_file_put_back_from_before_is_read_whole_not_trusted(
         _kept_equals_store(services)
     finally:
         services.close()
+
+
+def test_a_write_before_the_repair_leaves_a_drifted_user_unlevel_until_repaired(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A backup put back, then a write drained before the repair ran (the server serves at
+    once) and the process stopped: the user must still look drifted at the next start (not
+    level because the write moved the stamp), and the digests still say what changed."""
+    backup = tmp_path / "backup"
+    _backup_then_more_writes(settings, backup)
+    _put_back(settings, backup)
+    server = build_services(settings, clock=FixedClock(NOW), repair=False)
+    try:
+        assert server.repairing()["graph"] == ["alice"]
+        stark = remember(server, 7, "Stark")
+        settled(server)
+        server.feed.drain("alice")
+        assert "alice" in server.projection.unlevel()
+    finally:
+        server.close()  # stopped before the warm-up repaired anything
+    services = wired(settings)
+    try:
+        [report] = services.index.reconciled
+        assert report.uid == "alice" and report.caught_up
+        assert in_sync(services.projection)
+        assert _ids(services, "Stark")[0] == str(stark)
+        # in the search index itself (a search also finds memories by an entity's name)
+        assert services.lexical.origin("alice") == "saved"
+        assert str(stark) in [doc for doc, _ in services.lexical.search("alice", "Stark", 5)]
+        assert _ids(services, "Umbrella") == []
+        _kept_equals_store(services)
+    finally:
+        services.close()

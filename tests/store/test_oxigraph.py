@@ -164,6 +164,28 @@ def test_select_binds_unprojected_variables_as_constants(store: OxigraphStore) -
     assert store.select(query, {"o": Literal("zzz"), "g": ALICE.kg}) == []
 
 
+def test_select_text_gives_each_terms_plain_text_in_select_order(store: OxigraphStore) -> None:
+    store.commit(
+        Changeset.of(
+            [
+                Quad(M1, KGM.title, Literal("a title", lang="en"), ALICE.kg),
+                Quad(M1, KGM.confidence, Literal(0.5), ALICE.kg),
+            ]
+        )
+    )
+    query = q(
+        "t/text",
+        "SELECT ?o ?m ?none WHERE { GRAPH ?g { ?m ?p ?o } OPTIONAL { ?m kgm:absent ?none } }"
+        " ORDER BY ?o",
+    )
+    assert sorted(store.select_text(query, {"g": ALICE.kg}), key=str) == [
+        ("0.5", str(M1), None),
+        ("a title", str(M1), None),
+    ]
+    with pytest.raises(QueryKindMismatch):
+        store.select_text(q("t/ask2", "ASK { ?s ?p ?o }"))
+
+
 def test_ask_and_construct(store: OxigraphStore) -> None:
     store.commit(Changeset.of([Quad(M1, KGM.title, Literal("a"), ALICE.kg)]))
     ask = q("t/ask", "ASK { GRAPH ?g { ?m kgm:title ?t } }")
