@@ -6,7 +6,9 @@ rebuilt and checked from the store, never written without a store change behind 
 lexical index (:class:`LexicalIndex`, BM25 over memories, pages and notes) is rebuilt in
 memory per user on first use and refreshed node by node; with the optional embedding extra
 each document also has a vector (:class:`StaticEmbedder`, :mod:`kgmem.index.dense`). The change feed
-(:class:`ChangeFeed`) feeds both from every commit, through an outbox written in the commit.
+(:class:`ChangeFeed`) feeds both from every commit, through an outbox written in the commit,
+and a third: the digests of every node (:class:`Digests`), which say what changed when the
+outbox cannot (a backup of the store put back), so a repair reads only that.
 """
 
 from kgmem.index.base import (
