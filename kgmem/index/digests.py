@@ -46,7 +46,8 @@ log = logging.getLogger("kgmem.index")
 
 _KINDS = (GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE)
 _CODES = {kind: code for code, kind in enumerate(_KINDS)}
-_WHOLE = 2_000  # more nodes than this in one refresh: read the user whole instead
+_WHOLE = 50_000  # more nodes in one refresh: read the user whole (a reset: nothing left)
+# (a node costs ~0.25 ms, a whole read ~0.05 ms a subject: 24 s for 100k memories)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (uid TEXT PRIMARY KEY, id INTEGER NOT NULL UNIQUE,
                                   stamp INTEGER);

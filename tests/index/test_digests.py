@@ -113,6 +113,14 @@ def test_the_digests_follow_every_write_and_cost_nothing_before_a_first_reading(
         # the forgotten memory and its parts are gone from the digests too
         assert not [k for k in services.digests.held("alice") if str(globex).endswith(k[1])]
         assert services.digests.users() == ["alice"]
+        remember(services, 3, "Hooli", uid="bob")
+        _level(services, "bob")
+        services.reset_user("alice")  # every graph of hers dropped: her digests go with it
+        _level(services)
+        assert services.digests.held("alice") == {}
+        _kept_equals_store(services)
+        _kept_equals_store(services, "bob")
+        assert services.digests.held("bob")
     finally:
         services.close()
 
