@@ -51,6 +51,14 @@ def _warm(services: Services, stop: threading.Event) -> None:
         log.exception("loading the search index failed")
     finally:
         services.warmed.set()
+    started = time.monotonic()
+    try:
+        read = services.settle_digests(stop)  # after: searches and repairs come first
+    except Exception:  # the next start reads them; a drift meanwhile is compared in full
+        log.exception("reading the digests failed")
+        return
+    if read:
+        log.info("digests of %d users read in %.1f s", read, time.monotonic() - started)
 
 
 def create_app(

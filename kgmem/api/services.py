@@ -135,10 +135,8 @@ class Services:
         saved indexes level with the store are loaded first (seconds), then the graph
         projection of every user start-up found behind is compared and repaired
         (:meth:`repair`), then any other user's search index is rebuilt from the store and
-        saved; last, the digests of every user who has none, or whose digests no
-        projection caught up from, are read whole (:mod:`kgmem.index.digests`: what makes
-        the next repair cheap). A search of a user not done yet opens that user itself.
-        ``stop``: set, no further user is begun. How many users."""
+        saved. A search of a user not done yet opens that user itself. ``stop``: set, no
+        further user is begun. How many users."""
         users = sorted(StoreReader(self.store, self.queries).users())
         intact = {uid for uid in users if self.lexical.intact(uid)}
         for uid in [*sorted(intact), None, *(u for u in users if u not in intact)]:
@@ -152,14 +150,22 @@ class Services:
                 self.lexical.open(uid)
             except Exception:  # that user's first search tries again; the others go on
                 log.exception("opening the search index of %s failed", uid)
-        for uid in users:
+        return len(users)
+
+    def settle_digests(self, stop: threading.Event | None = None) -> int:
+        """Read whole the digests of every user who has none, or whose digests no
+        projection caught up from (:mod:`kgmem.index.digests`: what makes the next repair
+        after a drift cheap); the server runs it after :meth:`warm`. ``stop``: set, no
+        further user is begun. How many users were read."""
+        read = 0
+        for uid in sorted(StoreReader(self.store, self.queries).users()):
             if stop is not None and stop.is_set():
                 break
             try:
-                self.digests.settle(uid)
+                read += self.digests.settle(uid)
             except Exception:  # the next start tries again; a drift meanwhile reads all
                 log.exception("reading the digests of %s failed", uid)
-        return len(users)
+        return read
 
     def repair(self, stop: threading.Event | None = None) -> list[ReconcileReport]:
         """Compare with the store, and repair in place, the graph projection of the users
