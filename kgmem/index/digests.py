@@ -35,17 +35,14 @@ from pathlib import Path
 
 from rdflib import URIRef
 
-from kgmem.errors import GraphNameError
 from kgmem.index.base import Links
 from kgmem.index.feed_outbox import Outbox
-from kgmem.store import GraphKind, QueryRegistry, TripleStore, UserGraphs, parse_graph
+from kgmem.store import QueryRegistry, TripleStore, UserGraphs
 
 __all__ = ["CaughtUp", "Digests"]
 
 log = logging.getLogger("kgmem.index")
 
-_KINDS = (GraphKind.KG, GraphKind.SOURCES, GraphKind.QUARANTINE)
-_CODES = {kind: code for code, kind in enumerate(_KINDS)}
 _WHOLE = 50_000  # more nodes in one refresh: read the user whole (a reset: nothing left)
 # (a node costs ~0.25 ms, a whole read ~0.05 ms a subject: 24 s for 100k memories)
 _SCHEMA = """
@@ -124,16 +121,14 @@ class Digests:
         """Every digest of ``uid``'s subjects as the store holds them now (the graphs are
         read at once: the store computes without the interpreter's lock)."""
         graphs = UserGraphs(uid)
-        each = zip(_KINDS, (graphs.kg, graphs.sources, graphs.quarantine), strict=True)
-        with ThreadPoolExecutor(len(_KINDS), thread_name_prefix="kgmem-digests") as pool:
-            read = pool.map(lambda pair: (pair[0], self._of_graph(pair[1])), each)
+        codes = _codes(graphs)
+        with ThreadPoolExecutor(len(codes), thread_name_prefix="kgmem-digests") as pool:
+            read = pool.map(lambda item: (item[1], self._of_graph(item[0])), codes.items())
             found: dict[Key, int] = {}
-            for kind, rows in read:
-                code, base = _CODES[kind], graphs.node_base
+            for code, rows in read:
                 for node, digest in rows:
                     if node is not None and digest is not None:
-                        short = node[len(base) :] if node.startswith(base) else "<" + node
-                        found[(code, short)] = _number(digest)
+                        found[(code, _short(graphs, node))] = _number(digest)
         return found
 
     def _of_graph(self, graph: URIRef) -> list[tuple[str | None, ...]]:
@@ -266,14 +261,14 @@ class Digests:
     def _of_nodes(self, uid: str, nodes: set[URIRef]) -> dict[URIRef, dict[int, int]]:
         """Per node, the digest in each of the user's projected graphs that has it."""
         graphs, query = UserGraphs(uid), self._queries["index/digest_node"]
+        codes = _codes(graphs)
         found: dict[URIRef, dict[int, int]] = {}
         for node in sorted(nodes):
             found[node] = {}
             for row in self._store.select(query, {"node": node}):
-                graph, digest = row["graph"], row["digest"]
-                kind = _kind_of(graphs, graph)
-                if kind is not None and digest is not None:
-                    found[node][_CODES[kind]] = _number(str(digest))
+                code, digest = codes.get(URIRef(str(row["graph"]))), row["digest"]
+                if code is not None and digest is not None:
+                    found[node][code] = _number(str(digest))
         return found
 
     def _write(self, uid: str, read: dict[URIRef, dict[int, int]]) -> None:
@@ -288,7 +283,7 @@ class Digests:
             with self._db:
                 for node, digests in read.items():
                     short = _short(graphs, node)
-                    for code in range(len(_KINDS)):
+                    for code in _codes(graphs).values():
                         if code in digests:
                             self._db.execute(
                                 "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?)",
@@ -350,24 +345,20 @@ class Digests:
         return found
 
 
-def _short(graphs: UserGraphs, node: URIRef) -> str:
+def _codes(graphs: UserGraphs) -> dict[URIRef, int]:
+    """The user's projected graphs (kg, sources, quarantine), each with the code its
+    digests are kept under."""
+    return {graphs.kg: 0, graphs.sources: 1, graphs.quarantine: 2}
+
+
+def _short(graphs: UserGraphs, node: str) -> str:
     """A node as kept: after the user's node base when it has it, else whole after "<"."""
-    text, base = str(node), graphs.node_base
-    return text[len(base) :] if text.startswith(base) else "<" + text
+    base = graphs.node_base
+    return node[len(base) :] if node.startswith(base) else "<" + node
 
 
 def _long(graphs: UserGraphs, short: str) -> URIRef:
     return URIRef(short[1:] if short.startswith("<") else graphs.node_base + short)
-
-
-def _kind_of(graphs: UserGraphs, graph: object) -> GraphKind | None:
-    if not isinstance(graph, URIRef) or not str(graph).startswith("urn:kgmem:user:"):
-        return None
-    try:
-        parsed = parse_graph(graph)
-    except GraphNameError:
-        return None
-    return parsed.kind if parsed.uid == graphs.uid and parsed.kind in _CODES else None
 
 
 def _text(stamp: int | None) -> str:
