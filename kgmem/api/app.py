@@ -28,6 +28,7 @@ from kgmem.api.rest import rest_routes
 from kgmem.api.routing import http_error
 from kgmem.api.services import Services, build_services
 from kgmem.api.sparql import SparqlEndpoint
+from kgmem.api.startup import settle_digests
 from kgmem.clock import Clock
 from kgmem.config import Settings
 from kgmem.errors import KgmemError
@@ -53,7 +54,8 @@ def _warm(services: Services, stop: threading.Event) -> None:
         services.warmed.set()
     started = time.monotonic()
     try:
-        read = services.settle_digests(stop)  # after: searches and repairs come first
+        # after: searches and repairs come first
+        read = settle_digests(services.digests, services.store, services.queries, stop)
     except Exception:  # the next start reads them; a drift meanwhile is compared in full
         log.exception("reading the digests failed")
         return

@@ -152,21 +152,6 @@ class Services:
                 log.exception("opening the search index of %s failed", uid)
         return len(users)
 
-    def settle_digests(self, stop: threading.Event | None = None) -> int:
-        """Read whole the digests of every user who has none, or whose digests no
-        projection caught up from (:mod:`kgmem.index.digests`: what makes the next repair
-        after a drift cheap); the server runs it after :meth:`warm`. ``stop``: set, no
-        further user is begun. How many users were read."""
-        read = 0
-        for uid in sorted(StoreReader(self.store, self.queries).users()):
-            if stop is not None and stop.is_set():
-                break
-            try:
-                read += self.digests.settle(uid)
-            except Exception:  # the next start tries again; a drift meanwhile reads all
-                log.exception("reading the digests of %s failed", uid)
-        return read
-
     def repair(self, stop: threading.Event | None = None) -> list[ReconcileReport]:
         """Compare with the store, and repair in place, the graph projection of the users
         start-up found behind (``index.pending``), one by one; what was found."""

@@ -1,24 +1,28 @@
 """What start-up opens before the services are wired (see :mod:`kgmem.api.services`): the
 store, the users' SPARQL runner, the embedding model, and the levelling of the graph
-projection with the store (steps 2-4 there)."""
+projection with the store (steps 2-4 there); and what the server reads once they answer:
+the digests of users who have none (:func:`settle_digests`)."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from kgmem.config import Settings
 from kgmem.index import (
     ChangeFeed,
+    Digests,
     Embedder,
     EmbedderUnavailable,
     KuzuProjection,
     OpenReport,
     ReconcileReport,
     StaticEmbedder,
+    StoreReader,
 )
-from kgmem.store import OxigraphStore, TripleStore, UserQueries
+from kgmem.store import OxigraphStore, QueryRegistry, TripleStore, UserQueries
 from kgmem.store.isolated import QueryProcesses
 
 __all__ = [
@@ -27,6 +31,7 @@ __all__ = [
     "level",
     "load_embedder",
     "open_store",
+    "settle_digests",
     "user_queries",
 ]
 
@@ -78,6 +83,27 @@ def level(projection: KuzuProjection, feed: ChangeFeed, repair: bool = True) -> 
             ", ".join(repaired or projection.opened.rebuilt),
         )
     return IndexStartup(projection.opened, sum(d.drained for d in drains), reconciled)
+
+
+def settle_digests(
+    digests: Digests,
+    store: TripleStore,
+    queries: QueryRegistry,
+    stop: threading.Event | None = None,
+) -> int:
+    """Read whole the digests of every user who has none, or whose digests no projection
+    caught up from (:mod:`kgmem.index.digests`: what makes the next repair after a drift
+    cheap); the server runs it after its warm-up. ``stop``: set, no further user is begun.
+    How many users were read."""
+    read = 0
+    for uid in sorted(StoreReader(store, queries).users()):
+        if stop is not None and stop.is_set():
+            break
+        try:
+            read += digests.settle(uid)
+        except Exception:  # the next start tries again; a drift meanwhile reads all
+            log.exception("reading the digests of %s failed", uid)
+    return read
 
 
 def load_embedder(settings: Settings) -> Embedder | None:
