@@ -157,6 +157,21 @@ class UserTables:
             found[row.entity].append(row.memory)
         return found
 
+    def superseded_by(self, keys: Sequence[str]) -> dict[str, list[str]]:
+        """Memory → the memories that supersede it (its replacement history forward)."""
+        iris = self._own(keys, NodeKind.MEMORY)
+        if not iris:
+            return {}
+        rows = self._services.store.select(
+            self._services.queries["graphql/superseded_by"],
+            {"graph": UserGraphs(self._uid).kg},
+            values={"old": iris},
+        )
+        found: dict[str, list[str]] = defaultdict(list)
+        for r in rows:
+            found[str(r["old"])].append(str(r["new"]))
+        return found
+
     def decisions(self, keys: Sequence[str]) -> dict[str, list[DecisionRecord]]:
         """Memory → the decisions about it, newest first."""
         iris = self._own(keys, NodeKind.MEMORY)
@@ -225,6 +240,10 @@ class GraphContext:
     @cached_property
     def about(self) -> DataLoader[str, list[str]]:
         return _loader(lambda keys: _each(self.tables.about(keys), keys))
+
+    @cached_property
+    def superseded_by(self) -> DataLoader[str, list[str]]:
+        return _loader(lambda keys: _each(self.tables.superseded_by(keys), keys))
 
     @cached_property
     def history(self) -> DataLoader[str, list[DecisionRecord]]:

@@ -22,6 +22,7 @@ from kgmem.api.graphql_entities import (
     TermMatch,
 )
 from kgmem.api.graphql_fields import field
+from kgmem.api.graphql_graph import MAX_NODES, GraphView, read_graph
 from kgmem.api.graphql_mutation import plain
 from kgmem.api.graphql_reads import (
     Consolidation,
@@ -260,3 +261,12 @@ class Query:
         limit = max(1, min(history, 200))
         status = await run_in_threadpool(c.services.consolidation.status, c.uid, limit)
         return Consolidation.of(status)
+
+    @field(
+        "The entity graph as the memory browser draws it: entities (most written about "
+        "first, at most `first`), facts between them and links between pages."
+    )
+    async def graph(self, info: Ctx, first: int = 5000) -> GraphView:
+        c = info.context
+        size = _page(first, MAX_NODES)
+        return await run_in_threadpool(read_graph, c.services, c.uid, size)

@@ -186,6 +186,10 @@ class Decision:
             ),
         )
 
+    @field("The memory it acted on, as it is now (null: none, or forgotten since).")
+    async def memory(self, info: Ctx) -> Memory | None:
+        return None if self.target is None else await load_memory(info, self.target)
+
 
 def _iris(values: tuple[object, ...]) -> list[str]:
     return [str(v) for v in values]
@@ -273,6 +277,10 @@ class Memory:
             steps=list(r.steps),
             triggers=list(r.triggers),
         )
+
+    @field("The memories that replaced this one (it lists what it replaced in supersedes).")
+    async def superseded_by(self, info: Ctx) -> list[str]:
+        return await info.context.superseded_by.load(str(self.id))
 
     @field("The decisions about this memory, newest first.")
     async def history(self, info: Ctx) -> list[Decision]:

@@ -224,6 +224,13 @@ class KuzuProjection:
         with self._lock:
             return self._graph.rows(uid)
 
+    def outline(self, uid: str) -> tuple[UserRows, dict[str, int]]:
+        """The user's entity graph as the memory browser draws it (see
+        :meth:`KuzuGraph.outline`), and memories per entity."""
+        check_id(uid, "user id")
+        with self._lock:
+            return self._graph.outline(uid)
+
     def users(self) -> list[str]:
         with self._lock:
             return sorted(self._graph.users())

@@ -308,6 +308,24 @@ class KuzuGraph:
         ]
         return UserRows(*found)  # type: ignore[arg-type]
 
+    def outline(self, uid: str) -> tuple[UserRows, dict[str, int]]:
+        """What the memory browser draws of ``uid``: its entities, facts, pages' entities and
+        entities sharing memories, and how many memories are about each entity (counted
+        here: a user's memories are not read)."""
+        tables = {t.name: t for t in (*NODES, *EDGES)}
+
+        def read(kind: type[Row], table: str) -> tuple[Any, ...]:
+            return tuple(_row(kind, v) for v in self.run(tables[table].read(), {"uid": uid}))
+
+        rows = UserRows(
+            entities=read(EntityRow, "Entity"),
+            relates=read(RelatesRow, "RELATES"),
+            page_of=read(PageOfRow, "PAGE_OF"),
+            shares=read(SharesRow, "SHARES_MEMORY"),
+        )
+        about = "MATCH (:Memory)-[e:ABOUT]->(n:Entity) WHERE e.uid = $uid RETURN n.id, count(*)"
+        return rows, {str(key): int(n) for key, n in self.run(about, {"uid": uid})}
+
     def stamps(self) -> dict[str, Stamp]:
         """Each user's recorded stamp (see :meth:`set_stamp`)."""
         rows = self.run("MATCH (m:Meta) WHERE m.key STARTS WITH $p RETURN m.key, m.value", STAMP)

@@ -261,6 +261,22 @@ class Vocabulary:
                     queue.append(parent)
         return frozenset(seen)
 
+    def branch(self, cls: URIRef) -> URIRef:
+        """The top-level class ``cls`` falls under: the nearest of its superclasses (itself
+        included) whose every parent is a root (a class with no parent), so ``schema:City``
+        falls under ``schema:Place`` and not under the ``schema:Thing`` above everything.
+        Ties go to the first IRI; a root is its own branch."""
+        level, seen = [cls], {cls}
+        while level:
+            for node in level:
+                parents = self.parents.get(node, ())
+                if parents and all(not self.parents.get(p) for p in parents):
+                    return node
+            following = sorted({p for n in level for p in self.parents.get(n, ())} - seen)
+            seen.update(following)
+            level = following
+        return cls
+
     def label(self, term: URIRef) -> str:
         """The first label, else words from the local name (KBpedia concepts have none)."""
         labels = self.labels.get(term)

@@ -1,0 +1,133 @@
+"""GraphQL ``graph``: the caller's whole entity graph in one answer, as the memory browser
+draws it: entities with the top-level class they fall under, facts between them (asserted
+and inferred) and links between pages that share atomic memories.
+
+Read from the graph projection (Kùzu: one query a table, memories counted there), so a graph
+of thousands of entities costs a few queries, not one per entity; like search, it shows the
+projection, which follows each commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import strawberry
+from rdflib import URIRef
+
+from kgmem.api.services import Services
+from kgmem.api.tools_args import short_id
+from kgmem.ontology import EffectiveOntology
+
+__all__ = ["GraphEdge", "GraphLink", "GraphNode", "GraphView", "read_graph"]
+
+MAX_NODES = 20_000
+
+
+@strawberry.type(description="An entity as the browser draws it.")
+class GraphNode:
+    id: str
+    short_id: str
+    name: str
+    types: list[str] = strawberry.field(description="labels of its types")
+    branch: str | None = strawberry.field(
+        description="the top-level class its first type falls under (IRI)"
+    )
+    branch_label: str | None
+    memories: int = strawberry.field(description="memories about it")
+    has_page: bool
+
+
+@strawberry.type(description="A fact between two entities.")
+class GraphEdge:
+    source: str
+    target: str
+    predicate: str
+    label: str
+    inferred: bool = strawberry.field(description="implied by an inverse or symmetric property")
+    memory: str | None = strawberry.field(description="an active memory asserting it")
+
+
+@strawberry.type(description="Two entities' pages built from shared atomic memories.")
+class GraphLink:
+    source: str
+    target: str
+    shared: int = strawberry.field(description="memories about both")
+
+
+@strawberry.type(description="The caller's entity graph.")
+class GraphView:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    links: list[GraphLink]
+    total: int = strawberry.field(description="entities in all (nodes holds at most `first`)")
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class _Branch:
+    iri: str | None
+    label: str | None
+
+
+def _branches(effective: EffectiveOntology, types: set[str]) -> dict[str, _Branch]:
+    vocab = effective.vocabulary
+    found = {}
+    for iri in types:
+        top = vocab.branch(URIRef(iri))
+        found[iri] = _Branch(str(top), vocab.label(top))
+    return found
+
+
+def read_graph(services: Services, uid: str, first: int) -> GraphView:
+    """The first ``first`` entities (those most written about first) and what joins them."""
+    rows, about = services.projection.outline(uid)
+    entities = list(rows.entities)
+    paged = {row.entity for row in rows.page_of}
+    entities.sort(key=lambda e: (-about.get(e.id, 0), (e.name or "").casefold(), e.id))
+    kept = entities[:first]
+    ids = {e.id for e in kept}
+    effective = services.ontology.effective(uid)
+    vocab = effective.vocabulary
+    branches = _branches(effective, {min(e.types) for e in kept if e.types})
+    nodes = []
+    for e in kept:
+        types = sorted(e.types)
+        branch = branches.get(types[0]) if types else None
+        nodes.append(
+            GraphNode(
+                id=e.id,
+                short_id=short_id(e.id),
+                name=e.name or short_id(e.id),
+                types=[vocab.label(URIRef(t)) for t in types],
+                branch=None if branch is None else branch.iri,
+                branch_label=None if branch is None else branch.label,
+                memories=about.get(e.id, 0),
+                has_page=e.id in paged,
+            )
+        )
+    edges = [
+        GraphEdge(
+            source=r.source,
+            target=r.target,
+            predicate=r.predicate,
+            label=vocab.label(URIRef(r.predicate)),
+            inferred=r.inferred,
+            memory=r.memory,
+        )
+        for r in sorted(
+            set(rows.relates), key=lambda r: (r.source, r.predicate, r.target, r.inferred)
+        )
+        if r.source in ids and r.target in ids
+    ]
+    links = [
+        GraphLink(source=r.source, target=r.target, shared=r.count)
+        for r in sorted(set(rows.shares), key=lambda r: (r.source, r.target))
+        if r.source in paged and r.target in paged and r.source in ids and r.target in ids
+    ]
+    return GraphView(
+        nodes=nodes,
+        edges=edges,
+        links=links,
+        total=len(entities),
+        truncated=len(kept) < len(entities),
+    )
