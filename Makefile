@@ -5,12 +5,15 @@ BIN    := $(VENV)/bin
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export HF_HUB_OFFLINE := 1
 
-.PHONY: serve test lint typecheck pytest install install-test clean
+BROWSER := browser
+NODE_MODULES := $(BROWSER)/node_modules/.installed
 
-serve: $(VENV)/.installed
+.PHONY: serve test lint typecheck pytest install install-test chromium clean
+
+serve: $(VENV)/.installed $(NODE_MODULES)
 	$(BIN)/kgmem serve
 
-test: $(VENV)/.installed-test lint typecheck pytest
+test: $(VENV)/.installed-test $(NODE_MODULES) chromium lint typecheck pytest
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
@@ -43,5 +46,20 @@ $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@ $(VENV)/.installed
 
+# The memory browser's libraries (cytoscape, markdown-it), from the npm registry as the
+# committed lockfile pins them; kgmem serves them from node_modules.
+$(NODE_MODULES): $(BROWSER)/package.json $(BROWSER)/package-lock.json
+	cd $(BROWSER) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# The browser tests' browser: Debian's chromium (Playwright drives it; it never downloads one).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else \
+			echo "the browser tests need Debian's chromium: sudo apt-get install chromium"; \
+		fi; }
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info $(BROWSER)/node_modules

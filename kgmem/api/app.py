@@ -18,6 +18,7 @@ from kgmem.api.accounts import Accounts
 from kgmem.api.admin import admin_routes
 from kgmem.api.auth import KeyAuth, first_account
 from kgmem.api.body_cap import BodyCap
+from kgmem.api.browser import browser_routes
 from kgmem.api.errors import kgmem_error, unexpected_error
 from kgmem.api.graphql import graphql_route
 from kgmem.api.health import health
@@ -105,6 +106,7 @@ def create_app(
 
     app = Starlette(
         routes=[
+            *browser_routes(),
             Route("/health", health),
             Route("/api/me", me),
             mcp.route,

@@ -21,6 +21,7 @@ from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
+from kgmem.api.browser import is_browser_path
 from kgmem.api.errors import error_response
 from kgmem.config import Settings
 from kgmem.errors import Forbidden, Unauthenticated
@@ -74,8 +75,10 @@ def _ide_page(scope: Scope) -> bool:
 
 
 def _open(scope: Scope) -> bool:
-    """A request that needs no key: liveness (``/health`` without its admin-only detail)
-    and the GraphiQL page."""
+    """A request that needs no key: liveness (``/health`` without its admin-only detail),
+    the GraphiQL page and the memory browser's static files (:mod:`kgmem.api.browser`)."""
+    if is_browser_path(scope["path"], scope["method"]):
+        return True
     if scope["path"] in OPEN_PATHS:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         return "detail" not in query
