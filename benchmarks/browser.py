@@ -35,20 +35,11 @@ from scale import NOW
 from search_latency import USER, Cast, build
 from served import served
 
+from kgmem.api.browser import CHROMIUM, CHROMIUM_FLAGS
 from kgmem.api.services import build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 GRAPH_COUNTS = """query($n: Int!) { graph(first: $n) {
   total nodes { id } edges { source } links { source } } }"""
 
@@ -136,7 +127,7 @@ def main() -> None:
     root = args.home or Path(tempfile.mkdtemp(prefix="kgmem-browser-"))
     runs = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_FLAGS))
         for nodes in (int(n) for n in args.nodes.split(",")):
             run = Run(nodes)
             home = root / f"nodes-{nodes}"

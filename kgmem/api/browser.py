@@ -24,10 +24,30 @@ from starlette.routing import Route
 
 from kgmem.api.errors import error_response
 
-__all__ = ["BROWSER_DIR", "OPEN_PREFIX", "browser_routes", "is_browser_path"]
+__all__ = [
+    "BROWSER_DIR",
+    "CHROMIUM",
+    "CHROMIUM_FLAGS",
+    "OPEN_PREFIX",
+    "browser_routes",
+    "is_browser_path",
+]
 
 BROWSER_DIR = Path(__file__).resolve().parent.parent.parent / "browser"
 OPEN_PREFIX = "/ui/"
+# How the browser tests and benchmarks/browser.py run it: Debian's chromium (a browser a test
+# tool downloads fails here), headless, with the features that would call out turned off.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 _STATIC = BROWSER_DIR / "static"
 _MODULES = BROWSER_DIR / "node_modules"
 _FILES = {"app.js": "text/javascript", "app.css": "text/css", "graph.js": "text/javascript"}

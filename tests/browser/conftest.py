@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import count
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -28,7 +27,7 @@ from playwright.sync_api import (
 )
 
 from kgmem.api.accounts import Role
-from kgmem.api.browser import BROWSER_DIR
+from kgmem.api.browser import BROWSER_DIR, CHROMIUM, CHROMIUM_FLAGS
 from kgmem.memory import WriteMode
 from tests.api.support import ApiServer, api_server
 from tests.browser.world import (
@@ -42,17 +41,6 @@ from tests.browser.world import (
 )
 from tests.conftest import REPO
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SHOTS = REPO / "build" / "screenshots"
 LIBRARY = BROWSER_DIR / "node_modules" / "cytoscape" / "package.json"
 _users = count()
@@ -81,7 +69,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_FLAGS))
     yield instance
     instance.close()
 
