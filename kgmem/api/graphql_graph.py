@@ -9,14 +9,11 @@ projection, which follows each commit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import strawberry
 from rdflib import URIRef
 
 from kgmem.api.services import Services
 from kgmem.api.tools_args import short_id
-from kgmem.ontology import EffectiveOntology
 
 __all__ = ["GraphEdge", "GraphLink", "GraphNode", "GraphView", "read_graph"]
 
@@ -63,21 +60,6 @@ class GraphView:
     truncated: bool
 
 
-@dataclass(frozen=True)
-class _Branch:
-    iri: str | None
-    label: str | None
-
-
-def _branches(effective: EffectiveOntology, types: set[str]) -> dict[str, _Branch]:
-    vocab = effective.vocabulary
-    found = {}
-    for iri in types:
-        top = vocab.branch(URIRef(iri))
-        found[iri] = _Branch(str(top), vocab.label(top))
-    return found
-
-
 def read_graph(services: Services, uid: str, first: int) -> GraphView:
     """The first ``first`` entities (those most written about first) and what joins them."""
     rows, about = services.projection.outline(uid)
@@ -86,21 +68,21 @@ def read_graph(services: Services, uid: str, first: int) -> GraphView:
     entities.sort(key=lambda e: (-about.get(e.id, 0), (e.name or "").casefold(), e.id))
     kept = entities[:first]
     ids = {e.id for e in kept}
-    effective = services.ontology.effective(uid)
-    vocab = effective.vocabulary
-    branches = _branches(effective, {min(e.types) for e in kept if e.types})
+    vocab = services.ontology.effective(uid).vocabulary
+    # entity types are few: each one's branch is found once
+    branches = {t: vocab.branch(URIRef(t)) for t in {min(e.types) for e in kept if e.types}}
     nodes = []
     for e in kept:
         types = sorted(e.types)
-        branch = branches.get(types[0]) if types else None
+        branch = branches[types[0]] if types else None
         nodes.append(
             GraphNode(
                 id=e.id,
                 short_id=short_id(e.id),
                 name=e.name or short_id(e.id),
                 types=[vocab.label(URIRef(t)) for t in types],
-                branch=None if branch is None else branch.iri,
-                branch_label=None if branch is None else branch.label,
+                branch=None if branch is None else str(branch),
+                branch_label=None if branch is None else vocab.label(branch),
                 memories=about.get(e.id, 0),
                 has_page=e.id in paged,
             )

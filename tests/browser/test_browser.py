@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import Ui, World
-from tests.browser.world import gql
+from tests.browser.world import DRAFT, INGEST, gql
 
 pytestmark = pytest.mark.browser
 
@@ -370,8 +370,6 @@ def test_markup_in_memories_is_shown_as_text_and_fetches_nothing(ui: Ui, world: 
         "![pixel](http://tracker.example/md.png) [site](javascript:window.pwned=2)"
     )
     with world.server.client(uid) as client:
-        from tests.browser.world import DRAFT, INGEST
-
         message = {"chat": "m", "turn": 0, "role": "user", "text": f"My friend Eve. {text}"}
         assert gql(client, INGEST, m=[message])["ingestMessages"]["__typename"] == "Ingested"
         draft = {
