@@ -27,6 +27,7 @@ from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
+from kgmem.index.kuzu_paths import ABOUT_COUNTS, OUTLINE
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import UserRows, differing, fingerprint_of
 from kgmem.store import QueryRegistry, TripleStore, Unreadable, check_id
@@ -225,11 +226,13 @@ class KuzuProjection:
             return self._graph.rows(uid)
 
     def outline(self, uid: str) -> tuple[UserRows, dict[str, int]]:
-        """The user's entity graph as the memory browser draws it (see
-        :meth:`KuzuGraph.outline`), and memories per entity."""
+        """What the memory browser draws of the user: entities, facts, pages' entities and
+        entities sharing memories; and how many memories are about each entity."""
         check_id(uid, "user id")
         with self._lock:
-            return self._graph.outline(uid)
+            rows = self._graph.rows(uid, OUTLINE)
+            counts = self._graph.run(ABOUT_COUNTS, {"uid": uid})
+        return rows, {str(entity): int(n) for entity, n in counts}
 
     def users(self) -> list[str]:
         with self._lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from itertools import islice
@@ -22,7 +22,16 @@ from rdflib import URIRef
 from kgmem.errors import StoreOperationFailed
 from kgmem.index.base import Neighbour
 from kgmem.index.kuzu_paths import LINKED, NEIGHBOURS, internal_id, neighbour
-from kgmem.index.kuzu_schema import EDGES, NODE_KINDS, NODES, STAMP, EdgeTable, Stamp, node_key
+from kgmem.index.kuzu_schema import (
+    EDGES,
+    NODE_KINDS,
+    NODES,
+    STAMP,
+    EdgeTable,
+    NodeTable,
+    Stamp,
+    node_key,
+)
 from kgmem.index.reader import NodeSet
 from kgmem.index.rows import (
     AboutRow,
@@ -299,32 +308,17 @@ class KuzuGraph:
 
     # -- reads -------------------------------------------------------------------------
 
-    def rows(self, uid: str) -> UserRows:
-        """Every row of ``uid`` as stored (duplicates kept: they are drift)."""
-        reads = [t.read() for t in NODES] + [t.read() for t in EDGES]
+    def rows(self, uid: str, tables: Collection[str] | None = None) -> UserRows:
+        """Every row of ``uid`` as stored (duplicates kept: they are drift), or only those of
+        the named ``tables`` (``Entity``, ``RELATES``, ...; the others left empty)."""
+        every: tuple[NodeTable | EdgeTable, ...] = (*NODES, *EDGES)
         found = [
-            tuple(_row(kind, values) for values in self.run(cypher, {"uid": uid}))
-            for kind, cypher in zip(_ROW_TYPES, reads, strict=True)
+            tuple(_row(kind, values) for values in self.run(table.read(), {"uid": uid}))
+            if tables is None or table.name in tables
+            else ()
+            for kind, table in zip(_ROW_TYPES, every, strict=True)
         ]
         return UserRows(*found)  # type: ignore[arg-type]
-
-    def outline(self, uid: str) -> tuple[UserRows, dict[str, int]]:
-        """What the memory browser draws of ``uid``: its entities, facts, pages' entities and
-        entities sharing memories, and how many memories are about each entity (counted
-        here: a user's memories are not read)."""
-        tables = {t.name: t for t in (*NODES, *EDGES)}
-
-        def read(kind: type[Row], table: str) -> tuple[Any, ...]:
-            return tuple(_row(kind, v) for v in self.run(tables[table].read(), {"uid": uid}))
-
-        rows = UserRows(
-            entities=read(EntityRow, "Entity"),
-            relates=read(RelatesRow, "RELATES"),
-            page_of=read(PageOfRow, "PAGE_OF"),
-            shares=read(SharesRow, "SHARES_MEMORY"),
-        )
-        about = "MATCH (:Memory)-[e:ABOUT]->(n:Entity) WHERE e.uid = $uid RETURN n.id, count(*)"
-        return rows, {str(key): int(n) for key, n in self.run(about, {"uid": uid})}
 
     def stamps(self) -> dict[str, Stamp]:
         """Each user's recorded stamp (see :meth:`set_stamp`)."""

@@ -13,7 +13,7 @@ from rdflib import URIRef
 
 from kgmem.index.base import Link, LinkKind, Neighbour
 
-__all__ = ["LINKED", "NEIGHBOURS", "internal_id", "neighbour"]
+__all__ = ["ABOUT_COUNTS", "LINKED", "NEIGHBOURS", "OUTLINE", "internal_id", "neighbour"]
 
 NEIGHBOURS = """
 MATCH (a:Entity {{key: $key}})-[e:RELATES|SHARES_MEMORY* SHORTEST 1..{hops}
@@ -32,6 +32,11 @@ RETURN DISTINCT b.id, b.name
 ORDER BY b.name, b.id
 LIMIT $limit
 """
+
+# What the memory browser draws: these tables' rows, and memories counted per entity (a
+# user's memories are not read).
+OUTLINE = ("Entity", "RELATES", "PAGE_OF", "SHARES_MEMORY")
+ABOUT_COUNTS = "MATCH (:Memory)-[e:ABOUT]->(n:Entity) WHERE e.uid = $uid RETURN n.id, count(*)"
 
 
 def _link(rel: dict[str, Any], ids: dict[tuple[int, int], str]) -> Link:
