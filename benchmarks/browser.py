@@ -1,16 +1,22 @@
 """The memory browser with a large graph, in Debian's Chromium driven by Playwright, against a
 real ``kgmem serve``:
 
-    .venv/bin/python benchmarks/browser.py [--nodes 500,5000] [--focus 20] [--home DIR]
+    .venv/bin/python benchmarks/browser.py [--nodes 500,5000] [--focus 20] [--repeat 3]
+                                           [--home DIR]
 
 For each size, a store whose user holds about that many entities and three facts per
 entity is built with ``search_latency.build`` (the documented fast path: the quads the gate
 writes for those memories; people, organisations and places with facts between them) and
-its projections, as a server would have left them. Then a fresh tab signs in and, timed in
-the page (``performance.now()``, from the navigation's start):
+its projections, as a server would have left them. Once the server's start-up work is done
+(``/health``: warm, nothing to repair), a fresh tab signs in ``--repeat`` times (the run with
+the median first render is printed) and, timed in the page (``performance.now()``, from the
+navigation's start):
 
 - first render: the graph query answered, cytoscape's layout done and the first frame
   painted (the moment ``body[data-graph=ready]`` is set, plus one animation frame);
+- cytoscape floor: the library alone making the same elements at the positions drawn (no
+  layout, one plain style) until its first frame, in the same tab: what any page drawing
+  this graph with cytoscape pays on this machine;
 - GraphQL: the ``graph`` query's own time, as the page saw it, for the floor beside it;
 - focus: ``--focus`` times, a node's two-hop neighbourhood highlighted and the view fitted to
   it (one frame after), p50 and p95;
@@ -31,7 +37,7 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
-from scale import NOW
+from scale import NOW, _repaired
 from search_latency import USER, Cast, build
 from served import served
 
@@ -42,6 +48,21 @@ from kgmem.config import load_settings
 
 GRAPH_COUNTS = """query($n: Int!) { graph(first: $n) {
   total nodes { id } edges { source } links { source } } }"""
+# cytoscape's own cost for the same elements, in the same tab: made at the positions drawn
+# (no layout), one plain style, until its first frame; the floor under the first render
+FLOOR = """async () => { const old = KgGraph.instance();
+  const elements = old.elements().jsons().map((e) => ({ group: e.group, data: e.data,
+    position: e.position }));
+  const box = document.createElement('div');
+  box.style.width = '900px'; box.style.height = '800px';
+  document.body.append(box);
+  const t = performance.now();
+  const cy = cytoscape({ container: box, elements, layout: { name: 'preset' },
+    style: [{ selector: 'node', style: { width: 14, height: 14 } },
+            { selector: 'edge', style: { 'curve-style': 'haystack' } }],
+    hideEdgesOnViewport: true, textureOnViewport: true, pixelRatio: 1 });
+  await new Promise((d) => requestAnimationFrame(() => requestAnimationFrame(d)));
+  const spent = performance.now() - t; cy.destroy(); box.remove(); return spent; }"""
 
 
 class Sized(Cast):
@@ -63,6 +84,7 @@ class Run:
     build_s: float = 0.0
     render_ms: float = 0.0
     query_ms: float = 0.0
+    floor_ms: float = 0.0
     focus_ms: list[float] = field(default_factory=list)
     pan_ms: float = 0.0
     zoom_ms: float = 0.0
@@ -103,6 +125,7 @@ def measure(page: Page, base: str, token: str, run: Run, focus: int) -> None:
     timing = page.evaluate("() => [window.kgmemReadyAt, window.kgmemQueryMs]")
     run.render_ms = float(timing[0])
     run.query_ms = float(timing[1])
+    run.floor_ms = float(page.evaluate(FLOOR))
     ids = page.evaluate("() => KgGraph.instance().nodes().map((n) => n.id())")
     step = max(len(ids) // max(focus, 1), 1)
     for node in ids[::step][:focus]:
@@ -122,6 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", default="500,5000")
     parser.add_argument("--focus", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3, help="tabs per size (median kept)")
     parser.add_argument("--home", type=Path, help="keep the stores here (reused when present)")
     args = parser.parse_args()
     root = args.home or Path(tempfile.mkdtemp(prefix="kgmem-browser-"))
@@ -151,10 +175,15 @@ def main() -> None:
                     len(counts["edges"]),
                     len(counts["links"]),
                 )
-                context = browser.new_context(viewport={"width": 1400, "height": 900})
-                page = context.new_page()
-                measure(page, server.url, token, run, args.focus)
-                context.close()
+                _repaired(server)  # the server's start-up work done: only the page is timed
+                tries = []
+                for _ in range(args.repeat):  # a fresh tab each time; the median run is kept
+                    context = browser.new_context(viewport={"width": 1400, "height": 900})
+                    tried = Run(run.nodes, run.edges, run.links, run.build_s)
+                    measure(context.new_page(), server.url, token, tried, args.focus)
+                    context.close()
+                    tries.append(tried)
+                run = sorted(tries, key=lambda r: r.render_ms)[len(tries) // 2]
             runs.append(run)
             print(f"built {nodes}: {run.build_s:.0f} s", file=sys.stderr)
         browser.close()
@@ -162,10 +191,11 @@ def main() -> None:
         "| nodes | edges | page links | graph query ms | first render ms | focus p50 / p95 ms "
         "| pan / zoom frame ms |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in runs:
         print(
             f"| {r.nodes:,} | {r.edges:,} | {r.links:,} | {r.query_ms:.0f} | {r.render_ms:.0f} | "
+            f"{r.floor_ms:.0f} | "
             f"{statistics.median(r.focus_ms):.0f} / {p95(r.focus_ms):.0f} | "
             f"{r.pan_ms:.0f} / {r.zoom_ms:.0f} |"
         )

@@ -112,6 +112,8 @@
 
   async function signIn(key) {
     sessionStorage.setItem(KEY, key);
+    const graph = fetchGraph(); // asked at once: the largest answer, wanted first
+    graph.catch(() => null); // a refused key is reported once, below
     try {
       const data = await gql("{ me { id role admin } }");
       state.me = data.me;
@@ -129,7 +131,7 @@
     $("who").textContent = "signed in as " + state.me.id + (state.me.admin ? " (admin)" : "");
     $("reset-uid").textContent = state.me.id;
     show("explore");
-    loadGraph();
+    loadGraph(graph);
     loadInboxCount();
   }
 
@@ -164,21 +166,24 @@
 
   const GRAPH = `query Graph($first: Int!) { graph(first: $first) {
     total truncated
-    nodes { id shortId name types branch branchLabel memories hasPage }
-    edges { source target predicate label inferred memory }
+    nodes { id name branch branchLabel memories hasPage }
+    predicates { iri label }
+    edges { source target predicate inferred }
     links { source target shared } } }`;
 
-  async function loadGraph() {
+  function fetchGraph() { return gql(GRAPH, { first: 5000 }); }
+
+  async function loadGraph(asked) {
     const status = $("graph-status");
     status.textContent = "Loading the graph…";
     const started = performance.now();
     let data;
-    try { data = await gql(GRAPH, { first: 5000 }); } catch (error) { problem(status, error); return; }
+    try { data = await (asked || fetchGraph()); } catch (error) { problem(status, error); return; }
     window.kgmemQueryMs = performance.now() - started;
     const view = data.graph;
     state.graph = view;
     state.names = new Map(view.nodes.map((n) => [n.id, n.name]));
-    state.labels = new Map(view.edges.map((e) => [e.predicate, e.label]));
+    state.labels = new Map(view.predicates.map((p) => [p.iri, p.label]));
     let legend = [];
     try {
       legend = window.KgGraph.draw($("graph"), view, (id) => choose(id, true));

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 import pytest
 
 from tests.api.support import ApiServer, api_server
-from tests.browser.world import BOB_CHATS, MAYA_CHATS, bob_drafts, gql, maya_drafts, write
+from tests.browser.world import BOB_CHATS, MAYA_CHATS, bob_drafts, gql, maya_drafts, named, write
 
 GRAPH = """query($first: Int!) { graph(first: $first) { total truncated
   nodes { id name branch branchLabel types memories hasPage }
-  edges { source target predicate label inferred memory } links { source target shared } } }"""
+  predicates { iri label } edges { source target predicate inferred }
+  links { source target shared } } }"""
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
 
 def test_graph_is_the_callers_with_branches_facts_and_page_links(server: ApiServer) -> None:
     with server.client("maya") as c:
-        g = gql(c, GRAPH, first=5000)["graph"]
+        g = named(gql(c, GRAPH, first=5000)["graph"])
     names = {n["name"]: n for n in g["nodes"]}
     assert {"Ada", "Ravi Shah", "Lumen Labs", "Berlin", "Lisbon", "Porto"} <= set(names)
     assert not {"Quarry Systems", "Oslo", "bob"} & set(names)
@@ -50,17 +51,23 @@ def test_graph_is_the_callers_with_branches_facts_and_page_links(server: ApiServ
     assert ("Ada", "works for", "Tidewater Books", False) in facts
     sibling = {f for f in facts if f[1] == "sibling"}
     assert {f[3] for f in sibling} == {False, True}  # asserted one way, inferred the other
-    assert all(e["memory"] for e in g["edges"] if not e["inferred"])
+    assert {p["label"] for p in gql_predicates(server)} == {e["label"] for e in g["edges"]}
     assert g["links"] and all(by_id[link["source"]] and link["shared"] >= 1 for link in g["links"])
     paged = {n["id"] for n in g["nodes"] if n["hasPage"]}
     assert all(link["source"] in paged and link["target"] in paged for link in g["links"])
     assert names["Ada"]["memories"] >= 3
 
 
+def gql_predicates(server: ApiServer) -> list[dict[str, str]]:
+    with server.client("maya") as c:
+        found: list[dict[str, str]] = gql(c, GRAPH, first=5000)["graph"]["predicates"]
+    return found
+
+
 def test_first_keeps_the_entities_most_written_about(server: ApiServer) -> None:
     with server.client("maya") as c:
-        whole = gql(c, GRAPH, first=5000)["graph"]
-        top = gql(c, GRAPH, first=3)["graph"]
+        whole = named(gql(c, GRAPH, first=5000)["graph"])
+        top = named(gql(c, GRAPH, first=3)["graph"])
         refused = c.post("/graphql", json={"query": GRAPH, "variables": {"first": 0}}).json()
     assert top["truncated"] and top["total"] == whole["total"] and len(top["nodes"]) == 3
     most = sorted((n["memories"] for n in whole["nodes"]), reverse=True)[:3]

@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import Ui, World
-from tests.browser.world import DRAFT, INGEST, gql
+from tests.browser.world import DRAFT, INGEST, gql, named
 
 pytestmark = pytest.mark.browser
 
 GRAPH = """{ graph { nodes { id name branch branchLabel hasPage }
-  edges { source target inferred label } links { source target } } }"""
+  predicates { iri label } edges { source target inferred predicate } links { source target } } }"""
 
 
 def stored_graph(world: World, uid: str) -> dict[str, Any]:
     with world.server.client(uid) as client:
-        graph: dict[str, Any] = gql(client, GRAPH)["graph"]
+        graph: dict[str, Any] = named(gql(client, GRAPH)["graph"])
     return graph
 
 
@@ -383,7 +383,7 @@ def test_markup_in_memories_is_shown_as_text_and_fetches_nothing(ui: Ui, world: 
         out = gql(client, DRAFT, d=[draft])["draftMemories"]
         assert out["items"][0]["outcome"] == "active", out
         assert world.server.app.state.services.settle()  # the projection follows the commit
-        names = by_name(gql(client, GRAPH)["graph"])
+        names = by_name(named(gql(client, GRAPH)["graph"]))
         assert "Eve" in names, (names, out)
         eve = names["Eve"]
     ui.sign_in(world.token(uid))

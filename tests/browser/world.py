@@ -268,3 +268,24 @@ def write(
             if item["memoryId"]:
                 written.memories[draft["title"]] = item["memoryId"]
     return written
+
+
+def named(graph: dict[str, Any]) -> dict[str, Any]:
+    """GraphQL ``graph`` with its edges' and links' ends as entity IRIs (the answer gives
+    indices into ``nodes``) and each edge's predicate as its IRI and label."""
+    ids = [n["id"] for n in graph["nodes"]]
+    predicates = graph.get("predicates", [])
+    edges = [
+        {**e, "source": ids[e["source"]], "target": ids[e["target"]]}
+        | (
+            {
+                "predicate": predicates[e["predicate"]]["iri"],
+                "label": predicates[e["predicate"]]["label"],
+            }
+            if "predicate" in e
+            else {}
+        )
+        for e in graph["edges"]
+    ]
+    links = [{**k, "source": ids[k["source"]], "target": ids[k["target"]]} for k in graph["links"]]
+    return {**graph, "edges": edges, "links": links}
