@@ -249,3 +249,22 @@ def test_a_name_given_later_in_the_turn_settles_its_pronouns() -> None:
     )
     assert whom(d, 2, "She") == ["juno"]  # the dog, not the firm
     assert whom(d, 2, "Juno Electrics") == ["juno electrics"]
+
+
+def test_a_verb_opening_a_sentence_is_no_part_of_the_name_after_it() -> None:
+    """Found in the browser's hostile test: "Call Eve at ..." made Eve "Call Eve"."""
+    d = chat(
+        "My friend Eve is in town. Call Eve at five. Tell Ravi Shah too.",
+        "Will do.",
+        "Meet Ada at the station, she lands at six. Ask Mark Oduya if he can drive.",
+    )
+    for name, full in (
+        ("Eve", "Eve"),
+        ("Ravi", "Ravi Shah"),
+        ("Ada", "Ada"),
+        ("Mark", "Mark Oduya"),
+    ):
+        found = d.identity(name)
+        assert found is not None and found.name == full, (name, found)
+    for wrong in ("Call Eve", "Tell Ravi Shah", "Meet Ada", "Ask Mark Oduya"):
+        assert d.identity(wrong) is None, wrong

@@ -297,6 +297,10 @@ def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[i
         if not _capitalized(raw) or tokens[i].norm in _NOT_NAMES:
             i += 1
             continue
+        opens = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+        if opens and tokens[i].norm in _ASKED_TO:  # "Call Eve at five": Eve is the name
+            i += 1
+            continue
         j = i + 1
         while j < len(tokens) and tokens[j].sentence == tokens[i].sentence:
             gap = text[tokens[j - 1].end : tokens[j].start]
@@ -317,7 +321,6 @@ def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[i
                 j += 2
             else:
                 break
-        opens = i == 0 or tokens[i - 1].sentence != tokens[i].sentence
         lone = j == i + 1
         key = (_bare(tokens[i].norm),)
         stray = lone and (tokens[i].norm in _TITLES or len(raw) == 1)
@@ -328,6 +331,14 @@ def _capitalized_runs(text: str, doc: Analysis, known: set[Key]) -> list[tuple[i
 
 
 _JOINS = frozenset({" ", "-", " & "})
+# Verbs a sentence opens with when it asks something of someone ("Call Eve", "Tell Ravi Shah",
+# "Meet Ada at the station"): capitalized there, never part of the name after them. Verbs
+# that are also first names (Mark, Pat, Sue, Drew, Chase, Grant, Will, Bill) are left out.
+_ASKED_TO = _words(
+    "call ask tell meet text email ping message remind invite thank visit see send give let "
+    "make bring take show pay get help find book phone follow check contact introduce "
+    "congratulate wish greet pick drive join watch ring buy feed warn wake hug"
+)
 _PARTICLES = frozenset({"de", "del", "della", "di", "da", "van", "von", "der", "la", "le"})
 _OF_HEADS = _words(
     "university college school institute museum bank department ministry church hospital "
