@@ -29,6 +29,7 @@ from kgmem.api.graphql_reads import (
     ContextPacket,
     Me,
     PageFile,
+    PromptContext,
     SearchFilters,
     SearchHit,
     SearchResults,
@@ -83,6 +84,7 @@ def _parsed(parse: Callable[[], T]) -> T:
 
 SearchResult = Annotated[SearchResults | InputError, strawberry.union("SearchResult")]
 ContextResult = Annotated[ContextPacket | InputError, strawberry.union("ContextResult")]
+PromptContextResult = Annotated[PromptContext | InputError, strawberry.union("PromptContextResult")]
 MAX_PAGE = 100
 
 
@@ -214,6 +216,29 @@ class Query:
             await attempt(
                 lambda: r.retrieve_memory(c.services, c.principal, r.RetrieveArgs.parse(raw)),
                 context_packet,
+            ),
+        )
+
+    @field(
+        "prompt_context: the profile, short notes and playbook index to push into each turn, "
+        "within budgetTokens (default: the server's setting)."
+    )
+    async def prompt_context(
+        self,
+        info: Ctx,
+        account_name: str | None = None,
+        timezone: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> PromptContextResult:
+        c = info.context
+        raw = plain(
+            {"account_name": account_name, "timezone": timezone, "budget_tokens": budget_tokens}
+        )
+        return cast(
+            PromptContextResult,
+            await attempt(
+                lambda: r.prompt_context(c.services, c.principal, r.PromptContextArgs.parse(raw)),
+                PromptContext.of,
             ),
         )
 

@@ -107,6 +107,25 @@ class ContextPacket:
     packet: JSON = strawberry.field(description="the whole packet, evidence included")
 
 
+@strawberry.type(description="What prompt_context pushes into each agent turn.")
+class PromptContext:
+    markdown: str = strawberry.field(description="the context as it goes into a prompt")
+    tokens: int = strawberry.field(description="its estimated size")
+    budget_tokens: int
+    truncated: int = strawberry.field(description="items a cap or the budget left out")
+    packet: JSON = strawberry.field(description="the sections, with what each left out")
+
+    @classmethod
+    def of(cls, out: dict[str, Any]) -> PromptContext:
+        return cls(
+            markdown=out["markdown"],
+            tokens=out["tokens"],
+            budget_tokens=out["budget_tokens"],
+            truncated=out["truncated"]["total"],
+            packet=cast(JSON, out),
+        )
+
+
 @strawberry.type(description="The process that runs (or last ran) a consolidation pass.")
 class PassOwner:
     host: str

@@ -39,7 +39,7 @@ from kgmem.api.errors import error_response, status_of
 from kgmem.api.services import Services
 from kgmem.api.tools import TOOLS, call
 from kgmem.config import Settings
-from kgmem.errors import KgmemError, Unauthenticated
+from kgmem.errors import ArgumentError, KgmemError, Unauthenticated
 from kgmem.pages import PageView
 
 __all__ = ["McpEndpoint", "mcp_server"]
@@ -62,6 +62,22 @@ PAGE_URI = "kgmem://page/"
 MARKDOWN = "text/markdown"
 MAX_RESOURCES = 1000
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for an unknown resource
+INVALID_PARAMS = -32602  # JSON-RPC's code for bad arguments
+
+#: The prompt context (the prompt_context tool) as a prompt and as a resource.
+CONTEXT_TOOL = "prompt_context"
+CONTEXT_URI = "kgmem://prompt-context"
+CONTEXT_PROMPT = types.Prompt(
+    name="memory_context",
+    title="What memory knows to keep in mind",
+    description="The user's profile, recent short notes and playbook index, as Markdown "
+    "within a token budget (what a cap or the budget left out is said, not dropped).",
+    arguments=[
+        types.PromptArgument(name="account_name", description="The account's name."),
+        types.PromptArgument(name="timezone", description="An IANA timezone: Europe/Berlin."),
+        types.PromptArgument(name="budget_tokens", description="Tokens it may take."),
+    ],
+)
 
 
 def _result(payload: dict[str, Any], error: bool = False) -> types.CallToolResult:
@@ -109,15 +125,53 @@ def mcp_server(services: Services, caller: Caller) -> Server[Any]:
             return _error(500, "internal", "internal error (logged on the server)", None)
         return _result(found)
 
+    async def pushed(ctx: Any, arguments: dict[str, Any]) -> str:
+        """The prompt context's Markdown for the caller (a bad argument: invalid params)."""
+        principal = caller(ctx)
+        try:
+            found = await anyio.to_thread.run_sync(
+                call, services, principal, CONTEXT_TOOL, arguments
+            )
+        except ArgumentError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+        return str(found["markdown"])
+
+    async def list_prompts(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[CONTEXT_PROMPT])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != CONTEXT_PROMPT.name:
+            raise MCPError(INVALID_PARAMS, f"no prompt named {params.name[:100]!r}")
+        text = await pushed(ctx, dict(params.arguments or {}))
+        return types.GetPromptResult(
+            description=CONTEXT_PROMPT.description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
     async def list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         uid = caller(ctx).uid
         found = await anyio.to_thread.run_sync(services.page_reader.pages, uid, MAX_RESOURCES)
+        context = types.Resource(
+            uri=CONTEXT_URI,
+            name="prompt-context",
+            title="What to keep in mind in every turn",
+            mime_type=MARKDOWN,
+        )
         return types.ListResourcesResult(
             resources=[
-                types.Resource(uri=_uri(page), name=page.path, title=page.title, mime_type=MARKDOWN)
-                for page in found
+                context,
+                *(
+                    types.Resource(
+                        uri=_uri(page), name=page.path, title=page.title, mime_type=MARKDOWN
+                    )
+                    for page in found
+                ),
             ]
         )
 
@@ -125,6 +179,11 @@ def mcp_server(services: Services, caller: Caller) -> Server[Any]:
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uid, uri = caller(ctx).uid, str(params.uri)
+        if uri == CONTEXT_URI:
+            text = await pushed(ctx, {})
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=text)]
+            )
         path = unquote(uri.removeprefix("file://")) if uri.startswith("file:///") else None
         if uri.startswith(PAGE_URI):
             path = unquote(uri.removeprefix(PAGE_URI))
@@ -145,6 +204,8 @@ def mcp_server(services: Services, caller: Caller) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
 
 

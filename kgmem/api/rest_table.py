@@ -213,6 +213,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "How the memories used for a task performed",
         body=True,
     ),
+    Endpoint(
+        "GET",
+        "/api/prompt-context",
+        "prompt_context",
+        "The pushed context: profile, short notes and playbook index within a token budget",
+        query=tuple(
+            Param(name, name, _arg_schema("prompt_context", name))
+            for name in ("account_name", "timezone", "budget_tokens")
+        ),
+    ),
     Endpoint("GET", "/api/review", "review_inbox", "The review inbox", query=(_LIMIT,)),
     Endpoint(
         "POST",

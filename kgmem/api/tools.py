@@ -26,6 +26,7 @@ from kgmem.api.tools_read import (
     GetNoteArgs,
     LimitArgs,
     ListMemoriesArgs,
+    PromptContextArgs,
     ReadPageArgs,
     RetrieveArgs,
     SearchArgs,
@@ -33,6 +34,7 @@ from kgmem.api.tools_read import (
     get_memory,
     get_note,
     list_memories,
+    prompt_context,
     read_page,
     retrieve_memory,
     review_inbox,
@@ -73,6 +75,7 @@ __all__ = [
     "ManageAction",
     "ManageArgs",
     "OutcomeArgs",
+    "PromptContextArgs",
     "ReadPageArgs",
     "RememberArgs",
     "RetrieveArgs",
@@ -91,6 +94,7 @@ __all__ = [
     "list_memories",
     "manage_memory",
     "node_id",
+    "prompt_context",
     "read_page",
     "record_outcome",
     "remember",
@@ -274,6 +278,16 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 INPUTS["review"],
                 lambda s, p, raw: ReviewArgs.parse(raw, p.uid),
                 review_decide,
+            ),
+            _tool(
+                "prompt_context",
+                "What to keep in mind in every turn, as Markdown within a token budget: who "
+                "the user is (name, timezone, what is known of them), recent short notes, and "
+                "the playbooks and procedures to look up. Sections a cap or the budget cut "
+                "end with a line saying how many were left out.",
+                INPUTS["prompt_context"],
+                lambda s, p, raw: PromptContextArgs.parse(raw),
+                prompt_context,
             ),
             _tool(
                 "decisions_feed",

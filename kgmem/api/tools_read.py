@@ -13,6 +13,7 @@ from rdflib import URIRef
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.api.tools_schema import MAX_BUDGET_TOKENS
 from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
@@ -24,7 +25,7 @@ from kgmem.memory import (
     NodeKind,
     parse_node,
 )
-from kgmem.retrieval import Intent
+from kgmem.retrieval import MIN_BUDGET_TOKENS, Intent
 from kgmem.store import iri_problem
 from kgmem.vocab import PREFIXES
 
@@ -341,3 +342,53 @@ def decisions_feed(services: Services, principal: Principal, args: LimitArgs) ->
     """Every gate and lifecycle decision, newest first; each can be reverted."""
     records = services.lifecycle.decisions.feed(principal.uid, limit=args.limit)
     return {"decisions": decisions_json(records)}
+
+
+@dataclass(frozen=True)
+class PromptContextArgs:
+    """What the host knows that the store does not: the account's name and timezone, and
+    how many tokens the context may take (default: the ``context_budget_tokens`` setting)."""
+
+    account_name: str | None = None
+    timezone: str | None = None
+    budget_tokens: int | None = None
+
+    @classmethod
+    def parse(cls, raw: object) -> PromptContextArgs:
+        f = Fields(raw)
+        name = f.text("account_name", maximum=200)
+        zone = f.text("timezone", maximum=64)
+        budget = f.integer(
+            "budget_tokens", default=0, low=MIN_BUDGET_TOKENS, high=MAX_BUDGET_TOKENS
+        )
+        f.done()
+        return cls(name, zone, budget or None)  # an unknown zone: shown, with no local time
+
+
+def prompt_context(
+    services: Services, principal: Principal, args: PromptContextArgs
+) -> dict[str, Any]:
+    """The pushed context: profile, short memory and playbook index within the budget, as
+    the Markdown to put in a prompt and as its sections (what each cap or the budget left
+    out is counted in ``truncated``)."""
+    packet = services.context.prompt_context(
+        principal.uid,
+        account_name=args.account_name,
+        timezone=args.timezone,
+        budget_tokens=args.budget_tokens,
+    )
+    return {
+        "markdown": packet.render(),
+        "tokens": packet.tokens,
+        "budget_tokens": packet.budget_tokens,
+        "generated_at": packet.generated_at.isoformat(),
+        "truncated": {
+            "profile": packet.profile.truncated,
+            "short_memory": packet.short_memory.truncated,
+            "playbooks": packet.playbooks.truncated,
+            "total": packet.truncated,
+        },
+        "profile": jsonable(packet.profile),
+        "short_memory": jsonable(packet.short_memory.items),
+        "playbooks": jsonable(packet.playbooks.items),
+    }

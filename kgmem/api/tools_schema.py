@@ -25,7 +25,7 @@ from kgmem.memory import (
 )
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
 from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
-from kgmem.retrieval import DOC_KINDS, Intent
+from kgmem.retrieval import DOC_KINDS, MIN_BUDGET_TOKENS, Intent
 
 __all__ = [
     "DURATION",
@@ -252,7 +252,24 @@ MESSAGE = tool_only(
     ("recall_tool",),
 )
 
+MAX_BUDGET_TOKENS = 100_000  # the most a prompt context may be asked to take
+
 INPUTS: dict[str, Schema] = {
+    "prompt_context": obj(
+        {
+            "account_name": text(200, "The account's name, as the host knows it."),
+            "timezone": text(
+                64, "The user's IANA timezone (Europe/Berlin): a known one shows local time."
+            ),
+            "budget_tokens": {
+                "type": "integer",
+                "minimum": MIN_BUDGET_TOKENS,
+                "maximum": MAX_BUDGET_TOKENS,
+                "description": "Tokens the context may take (default: the server's setting).",
+            },
+        },
+        (),
+    ),
     "remember": obj(
         {"text": text(MAX_SOURCE_TEXT, "The note."), "chat": text(500, "The chat it is from.")},
         ("text",),
