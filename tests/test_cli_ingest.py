@@ -218,3 +218,34 @@ def test_ingest_with_the_store_held_is_one_line(home: Path, tmp_path: Path) -> N
     assert result.returncode == 2
     assert "held by a running kgmem server; ingest through the server" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_ingest_a_task_run_and_its_result_reported_later(home: Path, tmp_path: Path) -> None:
+    states = [
+        {"state": "started", "at": "2026-03-01T09:00:05Z"},
+        {"state": "created", "at": "2026-03-01T09:00:00Z"},  # out of order: kept in time order
+        {"state": "completed", "at": "2026-03-01T09:01:40Z"},
+    ]
+    run = {"task_id": "rotate-keys", "text": "Rotate the API keys", "states": states}
+    first = kgmem(home, "ingest", str(write_json(tmp_path / "task.json", run)), "--user", "alice")
+    assert first.returncode == 0, first.stderr
+    assert "task records: 3 created, 0 unchanged" in first.stdout
+    done = write_json(tmp_path / "done.json", {"tasks": [run | {"result": "rotated 3 keys"}]})
+    later = kgmem(home, "ingest", str(done), "--user", "alice")
+    assert later.returncode == 0, later.stderr
+    assert "task records: 0 created, 2 unchanged, 1 updated (a result reported)" in later.stdout
+    records = [str(stable_node("alice", NodeKind.TASK, "rotate-keys", str(i))) for i in range(3)]
+    got = read(home, "alice", *records)
+    assert [got[r].type for r in records] == [SourceType.TASK_RECORD] * 3
+    assert (
+        got[records[2]].text.endswith("rotated 3 keys") and got[records[2]].task_id == "rotate-keys"
+    )
+
+    changed = write_json(tmp_path / "changed.json", run | {"result": "rotated 4 keys"})
+    refused = kgmem(home, "ingest", str(changed), "--user", "alice")
+    assert refused.returncode != 0 and "changed.json" in refused.stderr
+    bad = write_json(
+        tmp_path / "bad.json", run | {"states": [{"state": "paused", "at": "2026-03-01"}]}
+    )
+    invalid = kgmem(home, "ingest", str(bad), "--user", "alice")
+    assert invalid.returncode != 0 and "bad.json: states.0.state" in invalid.stderr

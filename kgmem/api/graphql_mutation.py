@@ -110,6 +110,28 @@ class MessageInput:
     speaker: str | None = None
 
 
+@strawberry.input(description="One state a task entered, and when.")
+class TaskStateInput:
+    state: str = strawberry.field(description="created, started, completed, failed or cancelled")
+    at: datetime
+
+
+@strawberry.input(description="A task's run as the host reports it (see the ingest_task tool).")
+class TaskInput:
+    task_id: str
+    text: str
+    states: list[TaskStateInput]
+    result: str | None = strawberry.field(
+        default=None, description="its output or error: the last state is completed or failed"
+    )
+    chat: str | None = None
+
+
+@strawberry.type(description="The records a task's state changes were kept as.")
+class TaskIngested:
+    records: list[IngestedMessage]
+
+
 def plain(value: Any) -> Any:
     """Inputs as the JSON the tools parse: absent (None) fields dropped, enums as values."""
     if is_dataclass(value) and not isinstance(value, type):
@@ -136,6 +158,11 @@ ManageResult = Annotated[
     Managed | InputError | NotFound | Conflict, strawberry.union("ManageResult")
 ]
 IngestResult = Annotated[Ingested | InputError | Conflict, strawberry.union("IngestResult")]
+TaskResult = Annotated[TaskIngested | InputError | Conflict, strawberry.union("TaskResult")]
+
+
+def _records(found: list[dict[str, Any]]) -> list[IngestedMessage]:
+    return [IngestedMessage(id=m["id"], type=m["type"], status=m["status"]) for m in found]
 
 
 @strawberry.type
@@ -225,12 +252,18 @@ class Mutation:
             IngestResult,
             await attempt(
                 lambda: w.ingest_messages(c.services, c.principal, w.IngestArgs.parse(raw)),
-                lambda out: Ingested(
-                    messages=[
-                        IngestedMessage(id=m["id"], type=m["type"], status=m["status"])
-                        for m in out["messages"]
-                    ]
-                ),
+                lambda out: Ingested(messages=_records(out["messages"])),
+            ),
+        )
+
+    @mutation("Keep a task's run (its state changes, its result) as first-hand sources.")
+    async def ingest_task(self, info: Ctx, task: TaskInput) -> TaskResult:
+        c, raw = info.context, plain(task)
+        return cast(
+            TaskResult,
+            await attempt(
+                lambda: w.ingest_task(c.services, c.principal, w.IngestTaskArgs.parse(raw)),
+                lambda out: TaskIngested(records=_records(out["records"])),
             ),
         )
 

@@ -148,7 +148,9 @@ class Managed:
 class IngestedMessage:
     id: strawberry.ID
     type: str
-    status: str = strawberry.field(description="created or unchanged")
+    status: str = strawberry.field(
+        description="created, unchanged, or updated (a task result reported later)"
+    )
 
 
 @strawberry.type

@@ -200,6 +200,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint("POST", "/api/messages", "ingest_messages", "Ingest chat turns as sources", body=True),
     Endpoint(
+        "POST", "/api/tasks", "ingest_task", "Ingest a task's lifecycle as sources", body=True
+    ),
+    Endpoint(
         "POST",
         "/api/context",
         "retrieve_memory",

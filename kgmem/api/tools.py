@@ -45,6 +45,7 @@ from kgmem.api.tools_write import (
     CiteArgs,
     DraftArgs,
     IngestArgs,
+    IngestTaskArgs,
     ManageAction,
     ManageArgs,
     OutcomeArgs,
@@ -54,6 +55,7 @@ from kgmem.api.tools_write import (
     cite,
     draft,
     ingest_messages,
+    ingest_task,
     manage_memory,
     record_outcome,
     remember,
@@ -70,6 +72,7 @@ __all__ = [
     "GetMemoryArgs",
     "GetNoteArgs",
     "IngestArgs",
+    "IngestTaskArgs",
     "LimitArgs",
     "ListMemoriesArgs",
     "ManageAction",
@@ -90,6 +93,7 @@ __all__ = [
     "get_memory",
     "get_note",
     "ingest_messages",
+    "ingest_task",
     "jsonable",
     "list_memories",
     "manage_memory",
@@ -208,6 +212,16 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 INPUTS["ingest_messages"],
                 lambda s, p, raw: IngestArgs.parse(raw),
                 ingest_messages,
+            ),
+            _tool(
+                "ingest_task",
+                "Keep a task the host ran (its id, what it was, the states it entered with "
+                "their times, and its output or error) as first-hand sources that drafts can "
+                "quote: one record per state change, cited by the id this answers. Sending the "
+                "task again with more states appends them; a state already kept never changes.",
+                INPUTS["ingest_task"],
+                lambda s, p, raw: IngestTaskArgs.parse(raw),
+                ingest_task,
             ),
             _tool(
                 "list_memories",

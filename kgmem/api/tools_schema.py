@@ -23,7 +23,7 @@ from kgmem.memory import (
     SupportKind,
     Verdict,
 )
-from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, ToolOutcome
+from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, TaskState, ToolOutcome
 from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
 from kgmem.retrieval import DOC_KINDS, MIN_BUDGET_TOKENS, Intent
 
@@ -252,6 +252,44 @@ MESSAGE = tool_only(
     ("recall_tool",),
 )
 
+TASK = obj(
+    {
+        "task_id": text(500, "The host's id of the task (the same id each time it is sent)."),
+        "text": text(MAX_SOURCE_TEXT, "What the task is, verbatim."),
+        "states": {
+            "type": "array",
+            "items": obj(
+                {"state": enum([t.value for t in TaskState]), "at": WHEN}, ("state", "at")
+            ),
+            "minItems": 1,
+            "maxItems": 100,
+            "description": "The states it entered (kept in time order); sending the task "
+            "again with more appends them.",
+        },
+        "result": text(
+            MAX_SOURCE_TEXT,
+            "Its output or error: it goes with the latest completed or failed state.",
+        ),
+        "chat": text(500, "The chat it was run for."),
+    },
+    ("task_id", "text", "states"),
+    "A task's lifecycle as the host ran it: first-hand evidence of what was done.",
+)
+# a result needs a state it can belong to
+TASK["dependentSchemas"] = {
+    "result": {
+        "properties": {
+            "states": {
+                "contains": {
+                    "properties": {
+                        "state": {"enum": [TaskState.COMPLETED.value, TaskState.FAILED.value]}
+                    }
+                }
+            }
+        }
+    }
+}
+
 MAX_BUDGET_TOKENS = 100_000  # the most a prompt context may be asked to take
 
 INPUTS: dict[str, Schema] = {
@@ -321,6 +359,7 @@ INPUTS: dict[str, Schema] = {
         },
         ("id", "action"),
     ),
+    "ingest_task": TASK,
     "ingest_messages": obj(
         {"messages": {"type": "array", "items": MESSAGE, "minItems": 1, "maxItems": 500}},
         ("messages",),

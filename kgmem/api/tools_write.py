@@ -5,9 +5,10 @@ or written. The caller's user id (``principal.uid``) is the only scope."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from rdflib import URIRef
@@ -16,8 +17,8 @@ from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.errors import DraftInvalid, LifecycleError, UnknownMemory
-from kgmem.memory import Action, Actor, DraftMemory, MessageIn, NodeKind, Verdict
-from kgmem.memory.source_inputs import MAX_SOURCE_TEXT
+from kgmem.memory import Action, Actor, DraftMemory, IngestResult, MessageIn, NodeKind, Verdict
+from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, TaskIn
 
 __all__ = [
     "CiteArgs",
@@ -282,24 +283,58 @@ class IngestArgs:
 
 
 def _message(index: int, item: object) -> MessageIn:
-    where = f"messages[{index}]"
-    f = Fields(item, where)
-    values = {k: f.raw(k) for k in MESSAGE_FIELDS if f.has(k)}
+    return _validated(MessageIn, item, MESSAGE_FIELDS, f"messages[{index}]")
+
+
+M = TypeVar("M", MessageIn, TaskIn)
+
+
+def _validated(
+    model: type[M], raw: object, names: tuple[str, ...], where: str = "", rule: str = ""
+) -> M:
+    """``raw`` (only ``names``: another field is an error naming it) as a source input; its
+    first problem an error naming the field (``messages[2].timestamp``, ``states[0].at``; a
+    rule over several fields names ``rule``, as the JSON Schema's check of it does)."""
+    f = Fields(raw, where)
+    values = {k: f.raw(k) for k in names if f.has(k)}
     f.done()
     try:
-        return MessageIn.model_validate(values)
+        return model.model_validate(values)
     except ValidationError as exc:
         error = exc.errors()[0]
-        path = ".".join(str(p) for p in error["loc"])
-        raise ArgumentError(f"{where}.{path}" if path else where, error["msg"]) from exc
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+        field = f"{where}{path}".lstrip(".") or rule or where
+        raise ArgumentError(field, error["msg"]) from exc
 
 
-def ingest_messages(services: Services, principal: Principal, args: IngestArgs) -> dict[str, Any]:
-    """Keep chat turns as first-hand sources, in one commit (all or, on a conflict, none)."""
-    results = services.sources.ingest_messages(principal.uid, args.messages)
+def _ingested(results: Iterable[IngestResult]) -> list[dict[str, Any]]:
     out = []
     for result in results:
         item: dict[str, Any] = jsonable(result)
         item["id"] = item.pop("iri")
         out.append(item)
-    return {"messages": out}
+    return out
+
+
+def ingest_messages(services: Services, principal: Principal, args: IngestArgs) -> dict[str, Any]:
+    """Keep chat turns as first-hand sources, in one commit (all or, on a conflict, none)."""
+    return {"messages": _ingested(services.sources.ingest_messages(principal.uid, args.messages))}
+
+
+TASK_FIELDS = ("task_id", "text", "states", "result", "chat")
+
+
+@dataclass(frozen=True)
+class IngestTaskArgs:
+    task: TaskIn
+
+    @classmethod
+    def parse(cls, raw: object) -> IngestTaskArgs:
+        # a result without a completed or failed state: what the states lack
+        return cls(_validated(TaskIn, raw, TASK_FIELDS, rule="states"))
+
+
+def ingest_task(services: Services, principal: Principal, args: IngestTaskArgs) -> dict[str, Any]:
+    """Keep a task's state changes as first-hand sources, one record each (a state change
+    sent again is unchanged; a result reported later completes its record once)."""
+    return {"records": _ingested(services.sources.ingest_task(principal.uid, args.task))}

@@ -1,4 +1,5 @@
-"""``kgmem ingest``: keep a chat, a message log or a folder of notes as a user's sources."""
+"""``kgmem ingest``: keep a chat, a message log, task runs or a folder of notes as a user's
+sources."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from typing import Any
 
 import click
 from pydantic import BaseModel, ValidationError
+from rdflib import URIRef
 
 from kgmem.cli.common import fail, local_store
 from kgmem.clock import SystemClock
 from kgmem.config import load_settings
 from kgmem.errors import SourceConflict
 from kgmem.memory.model import SourceType
-from kgmem.memory.source_inputs import IngestResult, MessageIn, NoteIn
-from kgmem.memory.sources import SourceStore, source_iri
+from kgmem.memory.source_inputs import IngestResult, MessageIn, NoteIn, TaskIn
+from kgmem.memory.sources import SourceStore, source_iri, task_record_iris
 from kgmem.store import QueryRegistry, check_id
 
 __all__ = ["ingest"]
@@ -29,13 +31,14 @@ _LABELS = {
     SourceType.AGENT_MESSAGE: "assistant messages",
     SourceType.TOOL_RESULT: "tool results",
     SourceType.EXTERNAL_NOTE: "notes",
+    SourceType.TASK_RECORD: "task records",
 }
 
 
 @dataclass(frozen=True)
 class _Item:
     where: str  # "chat.json: messages[3]", "log.jsonl:7", "notes/a.md"
-    source: MessageIn | NoteIn
+    source: MessageIn | NoteIn | TaskIn
 
 
 @dataclass
@@ -61,7 +64,7 @@ def _model(parsed: _Parsed, where: str, kind: type[BaseModel], data: Any) -> Non
     except ValidationError as exc:
         parsed.errors.extend(_field_errors(where, exc))
         return
-    assert isinstance(source, MessageIn | NoteIn)
+    assert isinstance(source, MessageIn | NoteIn | TaskIn)
     parsed.items.append(_Item(where, source))
 
 
@@ -84,8 +87,18 @@ def _parse_chat(path: Path, parsed: _Parsed) -> None:
     except json.JSONDecodeError as exc:
         parsed.errors.append(f"{path.name}:{exc.lineno}: not JSON: {exc.msg}")
         return
+    if isinstance(data, dict) and "task_id" in data:  # one task's run
+        _model(parsed, path.name, TaskIn, data)
+        return
+    if isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        for position, task in enumerate(data["tasks"]):
+            _model(parsed, f"{path.name}: tasks[{position}]", TaskIn, task)
+        return
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        parsed.errors.append(f'{path.name}: expected {{"chat": "...", "messages": [...]}}')
+        parsed.errors.append(
+            f'{path.name}: expected {{"chat": "...", "messages": [...]}}, a task '
+            '{"task_id": ...} or {"tasks": [...]}'
+        )
         return
     for position, message in enumerate(data["messages"]):
         where = f"{path.name}: messages[{position}]"
@@ -146,12 +159,22 @@ def _store_all(sources: SourceStore, uid: str, items: list[_Item]) -> list[Inges
     messages = [i.source for i in items if isinstance(i.source, MessageIn)]
     notes = [i.source for i in items if isinstance(i.source, NoteIn)]
     results = list(sources.ingest_messages(uid, messages)) if messages else []
-    return results + (list(sources.ingest_notes(uid, notes)) if notes else [])
+    results += list(sources.ingest_notes(uid, notes)) if notes else []
+    for item in items:  # each task in one commit of its own
+        if isinstance(item.source, TaskIn):
+            results += sources.ingest_task(uid, item.source)
+    return results
 
 
 def _where(items: list[_Item], iri: str, uid: str) -> str:
     """The file and line or item of the source at ``iri``."""
-    return next((i.where for i in items if str(source_iri(uid, i.source)) == iri), iri)
+    return next((i.where for i in items if iri in map(str, _iris(uid, i.source))), iri)
+
+
+def _iris(uid: str, source: MessageIn | NoteIn | TaskIn) -> list[URIRef]:
+    if isinstance(source, TaskIn):
+        return task_record_iris(uid, source)
+    return [source_iri(uid, source)]
 
 
 def _summary(results: list[IngestResult], skipped: int) -> list[str]:
@@ -159,8 +182,10 @@ def _summary(results: list[IngestResult], skipped: int) -> list[str]:
     lines = []
     for source_type, label in _LABELS.items():
         created, unchanged = counts[(source_type, "created")], counts[(source_type, "unchanged")]
-        if created or unchanged:
-            lines.append(f"  {label}: {created} created, {unchanged} unchanged")
+        updated = counts[(source_type, "updated")]
+        if created or unchanged or updated:
+            more = f", {updated} updated (a result reported)" if updated else ""
+            lines.append(f"  {label}: {created} created, {unchanged} unchanged{more}")
     if skipped:
         lines.append(f"  skipped: {skipped} empty file(s)")
     return lines or ["  nothing to ingest"]
@@ -178,6 +203,11 @@ def ingest(path: Path, uid: str) -> None:
                    "timestamp": "2025-03-01T10:00:00Z"}, ...]}
                   turns are numbered by position unless a message gives "turn"
       log.jsonl   one message per line, each with "chat" and "turn"
+      task.json   {"task_id": "t1", "text": "...", "states": [{"state": "started",
+                   "at": "..."}, {"state": "completed", "at": "..."}], "result": "..."},
+                  or {"tasks": [...]}: a task run as the host reports it (states: created,
+                  started, completed, failed, cancelled; the result goes with the latest
+                  completed or failed one); sending it again with more states appends them
       a folder    every .md/.markdown/.txt file below it (hidden folders skipped) is an
                   external note; its path relative to the folder names it, and the SHA-256
                   of its content is its revision
@@ -189,7 +219,8 @@ def ingest(path: Path, uid: str) -> None:
 
     Ingesting is idempotent: the same input again changes nothing. It is all-or-nothing:
     any invalid item, or one that differs from what is stored under its chat and turn, is
-    reported with its file and line or item, and nothing is written.
+    reported with its file and line or item, and nothing is written (of several tasks, each
+    is kept in a commit of its own, after the messages and notes).
     """
     check_id(uid, "user id")
     parsed = _parse(path)

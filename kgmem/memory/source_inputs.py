@@ -105,8 +105,10 @@ class TaskStateChange(_Input):
 class TaskIn(_Input):
     """A task's lifecycle as the host reports it: its id, what it is, the states it entered.
 
-    ``result`` belongs to the last state change, which must then be completed or failed.
-    Re-sending the task with more state changes appends them; earlier ones never change.
+    The states are kept in time order, however they were sent (a tie keeps the order given),
+    so a state's record is the same whichever report first held it. ``result`` belongs to
+    the latest completed or failed state (one is needed). Re-sending the task with more
+    state changes appends them; earlier ones never change.
     """
 
     task_id: Key
@@ -115,17 +117,25 @@ class TaskIn(_Input):
     result: SourceText | None = None
     chat: Key | None = None
 
+    @field_validator("states")
+    @classmethod
+    def _in_time_order(cls, states: tuple[TaskStateChange, ...]) -> tuple[TaskStateChange, ...]:
+        return tuple(sorted(states, key=lambda change: change.at))
+
     @model_validator(mode="after")
-    def _ordered(self) -> Self:
-        times = [change.at for change in self.states]
-        if times != sorted(times):
-            raise ValueError("states must be in the order they happened")
-        if self.result is not None and self.states[-1].state not in (
-            TaskState.COMPLETED,
-            TaskState.FAILED,
-        ):
-            raise ValueError("a result comes with a last state of completed or failed")
+    def _result_has_an_end(self) -> Self:
+        if self.result is not None and self.result_index is None:
+            raise ValueError("a result comes with a completed or failed state")
         return self
+
+    @property
+    def result_index(self) -> int | None:
+        """The state the result belongs to: the latest completed or failed one."""
+        ends = [i for i, c in enumerate(self.states) if c.state in _ENDS]
+        return ends[-1] if ends else None
+
+
+_ENDS = (TaskState.COMPLETED, TaskState.FAILED)
 
 
 class NoteIn(_Input):

@@ -171,8 +171,7 @@ class SourceStore:
         graph = UserGraphs(uid).sources
         results: list[IngestResult] = []
         with self._store.transaction() as tx:
-            for index in range(len(task.states)):
-                iri = stable_node(uid, NodeKind.TASK, task.task_id, str(index))
+            for index, iri in enumerate(task_record_iris(uid, task)):
                 status = self._task_record(tx, graph, iri, task, index)
                 results.append(IngestResult(iri, SourceType.TASK_RECORD, status))
         return tuple(results)
@@ -326,8 +325,7 @@ class SourceStore:
         self, tx: Transaction, graph: URIRef, iri: URIRef, task: TaskIn, index: int
     ) -> IngestStatus:
         stored = self._facts(graph, iri)
-        last = index == len(task.states) - 1
-        sent = task.result if last else None
+        sent = task.result if index == task.result_index else None
         kept = stored.get(KGM.result)
         result = sent if sent is not None else (None if kept is None else str(kept))
         wanted = _Planned(iri, SourceType.TASK_RECORD, task_facts(task, index, result))
@@ -367,6 +365,11 @@ def source_iri(uid: str, source: MessageIn | NoteIn) -> URIRef:
         return stable_node(uid, NodeKind.MESSAGE, source.chat, str(source.turn), *reported)
     revision = str(source.revision) if source.revision else content_hash(source.text)
     return stable_node(uid, NodeKind.NOTE, source.path, revision)
+
+
+def task_record_iris(uid: str, task: TaskIn) -> list[URIRef]:
+    """The stable IRIs a task's state changes are kept at, in time order."""
+    return [stable_node(uid, NodeKind.TASK, task.task_id, str(i)) for i in range(len(task.states))]
 
 
 def _refuse_if_different(stored: Mapping[URIRef, Term], wanted: _Planned) -> None:
