@@ -271,3 +271,17 @@ def test_bad_steps_are_refused_naming_the_field(home: Path, tmp_path: Path) -> N
     assert message.startswith("kgmem: error: semantic.json: draft 0, field steps: ")
     assert "only a procedural memory has steps" in message
     assert "(no memories)" in ok(home, "memories", "list", "--user", "alice")  # none written
+
+
+def test_users_mode_sets_the_mode_drafts_follow(home: Path, tmp_path: Path) -> None:
+    ingested(home, tmp_path)
+    assert ok(home, "users", "mode", "alice").strip() == "user alice: autonomous"
+    assert ok(home, "users", "mode", "alice", "review").strip() == "user alice: review (changed)"
+    [line] = draft(home, tmp_path, ACME)  # no --review: the user's own mode holds
+    assert line.split()[1] == "pending" and "review mode" in line
+    assert ok(home, "users", "mode", "alice", "review").strip() == "user alice: review"
+    assert "autonomous" in ok(home, "users", "mode", "alice", "autonomous")
+    [line] = draft(home, tmp_path, LISBON)
+    assert line.split()[1] == "active"
+    refused = kgmem(home, "users", "mode", "alice", "sometimes")
+    assert refused.returncode == 2 and "'sometimes' is not one of" in refused.stderr

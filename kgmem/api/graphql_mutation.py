@@ -30,7 +30,7 @@ from kgmem.api.graphql_results import (
 )
 from kgmem.api.graphql_types import Ctx
 from kgmem.api.tools_args import jsonable
-from kgmem.memory import MemoryKind, Verdict
+from kgmem.memory import MemoryKind, Verdict, WriteMode
 
 __all__ = ["Mutation"]
 
@@ -127,6 +127,12 @@ class TaskInput:
     chat: str | None = None
 
 
+@strawberry.type(description="The user's review mode, after the change.")
+class ReviewModeSet:
+    mode: WriteMode
+    changed: bool
+
+
 @strawberry.type(description="The records a task's state changes were kept as.")
 class TaskIngested:
     records: list[IngestedMessage]
@@ -159,6 +165,7 @@ ManageResult = Annotated[
 ]
 IngestResult = Annotated[Ingested | InputError | Conflict, strawberry.union("IngestResult")]
 TaskResult = Annotated[TaskIngested | InputError | Conflict, strawberry.union("TaskResult")]
+ReviewModeResult = Annotated[ReviewModeSet | InputError, strawberry.union("ReviewModeResult")]
 
 
 def _records(found: list[dict[str, Any]]) -> list[IngestedMessage]:
@@ -253,6 +260,20 @@ class Mutation:
             await attempt(
                 lambda: w.ingest_messages(c.services, c.principal, w.IngestArgs.parse(raw)),
                 lambda out: Ingested(messages=_records(out["messages"])),
+            ),
+        )
+
+    @mutation(
+        "Set how the user's agent drafts are handled: AUTONOMOUS (confident or user-backed "
+        "drafts become active) or REVIEW (every agent draft waits in the review inbox)."
+    )
+    async def set_review_mode(self, info: Ctx, mode: WriteMode) -> ReviewModeResult:
+        c, raw = info.context, {"mode": mode.value}
+        return cast(
+            ReviewModeResult,
+            await attempt(
+                lambda: w.review_mode(c.services, c.principal, w.ReviewModeArgs.parse(raw)),
+                lambda out: ReviewModeSet(mode=WriteMode(out["mode"]), changed=out["changed"]),
             ),
         )
 

@@ -13,6 +13,7 @@ from graphql import GraphQLError
 from starlette.concurrency import run_in_threadpool
 
 from kgmem.api import tools_read as r
+from kgmem.api import tools_write as w
 from kgmem.api.graphql_context import own_node
 from kgmem.api.graphql_entities import (
     Entity,
@@ -43,7 +44,7 @@ from kgmem.api.graphql_types import (
     load_memory,
 )
 from kgmem.errors import ArgumentError, UnknownMemory
-from kgmem.memory import MemoryKind, MemoryStatus, NodeKind
+from kgmem.memory import MemoryKind, MemoryStatus, NodeKind, WriteMode
 from kgmem.ontology import TermKind
 from kgmem.retrieval import Intent
 
@@ -264,6 +265,14 @@ class Query:
         except UnknownMemory:
             return None
         return PageFile(**found)
+
+    @field("How the user's agent drafts are handled: AUTONOMOUS or REVIEW.")
+    async def review_mode(self, info: Ctx) -> WriteMode:
+        c = info.context
+        found = await run_in_threadpool(
+            w.review_mode, c.services, c.principal, w.ReviewModeArgs.parse({})
+        )
+        return WriteMode(found["mode"])
 
     @field("Memories waiting for review, newest first.")
     async def review_inbox(self, info: Ctx, first: int = 50) -> list[Memory]:

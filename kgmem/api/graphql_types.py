@@ -26,6 +26,7 @@ from kgmem.memory import (
     MemoryRecord,
     MemoryStatus,
     SourceRecord,
+    WriteMode,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = ["Claim", "Decision", "Evidence", "Memory", "RefusedDraft", "Source"]
 Ctx = Info[GraphContext, None]
 strawberry.enum(MemoryKind, name="MemoryKind")
 strawberry.enum(MemoryStatus, name="MemoryStatus")
+strawberry.enum(WriteMode, name="ReviewMode")
 
 
 @strawberry.type(description="A stored source: a chat turn, tool result, task record or note.")

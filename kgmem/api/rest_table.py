@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgmem.api.tools import TOOLS, ManageAction, ReviewVerdict
-from kgmem.api.tools_schema import manage_body
+from kgmem.api.tools_schema import INPUTS, manage_body
 
 __all__ = ["ENDPOINTS", "Endpoint", "Param"]
 
@@ -227,6 +227,16 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         ),
     ),
     Endpoint("GET", "/api/review", "review_inbox", "The review inbox", query=(_LIMIT,)),
+    Endpoint("GET", "/api/review-mode", "review_mode", "The user's review mode"),
+    Endpoint(
+        "PUT",
+        "/api/review-mode",
+        "review_mode",
+        "Set the user's review mode: autonomous or review",
+        body=True,
+        body_schema={**INPUTS["review_mode"], "required": ["mode"]},
+        operation="set_review_mode",
+    ),
     Endpoint(
         "POST",
         "/api/review/{id}/{verdict}",

@@ -51,6 +51,7 @@ from kgmem.api.tools_write import (
     OutcomeArgs,
     RememberArgs,
     ReviewArgs,
+    ReviewModeArgs,
     ReviewVerdict,
     cite,
     draft,
@@ -60,6 +61,7 @@ from kgmem.api.tools_write import (
     record_outcome,
     remember,
     review_decide,
+    review_mode,
 )
 from kgmem.memory import MemoryKind, MemoryStatus
 
@@ -83,6 +85,7 @@ __all__ = [
     "RememberArgs",
     "RetrieveArgs",
     "ReviewArgs",
+    "ReviewModeArgs",
     "ReviewVerdict",
     "SearchArgs",
     "Tool",
@@ -105,6 +108,7 @@ __all__ = [
     "retrieve_memory",
     "review_decide",
     "review_inbox",
+    "review_mode",
     "search",
     "short_id",
 ]
@@ -302,6 +306,16 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 INPUTS["prompt_context"],
                 lambda s, p, raw: PromptContextArgs.parse(raw),
                 prompt_context,
+            ),
+            _tool(
+                "review_mode",
+                "Read, or set with mode, how the user wants your drafts handled: autonomous "
+                "(confident or user-backed drafts become active at once) or review (every "
+                "draft of yours waits in the review inbox for the user). Set it only when the "
+                "user asks.",
+                INPUTS["review_mode"],
+                lambda s, p, raw: ReviewModeArgs.parse(raw),
+                review_mode,
             ),
             _tool(
                 "decisions_feed",

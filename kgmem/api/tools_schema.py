@@ -22,6 +22,7 @@ from kgmem.memory import (
     Role,
     SupportKind,
     Verdict,
+    WriteMode,
 )
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, TaskState, ToolOutcome
 from kgmem.memory.times import DURATION_PATTERN, EARLIEST_YEAR, LATEST_YEAR
@@ -360,6 +361,15 @@ INPUTS: dict[str, Schema] = {
         ("id", "action"),
     ),
     "ingest_task": TASK,
+    "review_mode": obj(
+        {
+            "mode": enum(
+                [m.value for m in WriteMode],
+                "Set it: autonomous (confident or user-backed drafts become active) or review "
+                "(every agent draft waits for a person). Leave out to read it.",
+            )
+        }
+    ),
     "ingest_messages": obj(
         {"messages": {"type": "array", "items": MESSAGE, "minItems": 1, "maxItems": 500}},
         ("messages",),

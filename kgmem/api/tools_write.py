@@ -17,7 +17,16 @@ from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools_args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.errors import DraftInvalid, LifecycleError, UnknownMemory
-from kgmem.memory import Action, Actor, DraftMemory, IngestResult, MessageIn, NodeKind, Verdict
+from kgmem.memory import (
+    Action,
+    Actor,
+    DraftMemory,
+    IngestResult,
+    MessageIn,
+    NodeKind,
+    Verdict,
+    WriteMode,
+)
 from kgmem.memory.source_inputs import MAX_SOURCE_TEXT, TaskIn
 
 __all__ = [
@@ -338,3 +347,26 @@ def ingest_task(services: Services, principal: Principal, args: IngestTaskArgs) 
     """Keep a task's state changes as first-hand sources, one record each (a state change
     sent again is unchanged; a result reported later completes its record once)."""
     return {"records": _ingested(services.sources.ingest_task(principal.uid, args.task))}
+
+
+@dataclass(frozen=True)
+class ReviewModeArgs:
+    mode: WriteMode | None = None  # None: only read it
+
+    @classmethod
+    def parse(cls, raw: object) -> ReviewModeArgs:
+        f = Fields(raw)
+        mode = f.choice("mode", WriteMode)
+        f.done()
+        return cls(mode)
+
+
+def review_mode(services: Services, principal: Principal, args: ReviewModeArgs) -> dict[str, Any]:
+    """The user's write mode (autonomous: confident or user-backed drafts become active;
+    review: every agent draft waits for a person), set first when ``mode`` is given."""
+    gate, uid = services.gate, principal.uid
+    before = gate.mode(uid)
+    if args.mode is not None and args.mode is not before:
+        gate.set_mode(uid, args.mode)
+    now = gate.mode(uid)
+    return {"mode": now.value, "changed": now is not before}

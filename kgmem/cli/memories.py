@@ -219,7 +219,12 @@ def _read_drafts(path: Path) -> list[Any]:
     "path", metavar="FILE", type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
 @_user_option
-@click.option("--review", "held", is_flag=True, help="Review mode: every agent draft waits.")
+@click.option(
+    "--review",
+    "held",
+    is_flag=True,
+    help="Review mode for this file: every agent draft waits (default: the user's mode).",
+)
 @click.option("--person", is_flag=True, help="Draft as the user (not as an agent).")
 @click.option(
     "--queue",
@@ -254,7 +259,7 @@ def draft(
                 user,
                 payloads,
                 actor=Actor.PERSON if person else Actor.AGENT,
-                mode=WriteMode.REVIEW if held else WriteMode.AUTONOMOUS,
+                mode=WriteMode.REVIEW if held else None,  # None: the user's own mode
             )
         except DraftInvalid as exc:
             reason = exc.reason.removeprefix("Value error, ")

@@ -11,11 +11,12 @@ from dataclasses import asdict
 
 import click
 
-from kgmem.api.accounts import Accounts, IssuedKey, Role
+from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
+from kgmem.api.tools_write import ReviewModeArgs, review_mode
 from kgmem.cli.common import fail, local_services, local_store
 from kgmem.config import load_settings
 from kgmem.errors import KgmemError
-from kgmem.memory import user_graphs
+from kgmem.memory import WriteMode, user_graphs
 from kgmem.store import QueryRegistry
 
 __all__ = ["users"]
@@ -98,6 +99,22 @@ def list_users(as_json: bool) -> None:
         state = f"revoked {account.revoked_at:%Y-%m-%d}" if account.revoked_at else "active"
         live = ", ".join(k.key_id for k in keys if k.revoked_at is None) or "no live keys"
         click.echo(f"{account.uid}\t{account.role.value}\t{state}\t{live}")
+
+
+@users.command("mode")
+@click.argument("uid", metavar="USER")
+@click.argument(
+    "mode", metavar="[MODE]", required=False, type=click.Choice([m.value for m in WriteMode])
+)
+def mode(uid: str, mode: str | None) -> None:
+    """Show USER's review mode, or set it: autonomous (confident or user-backed agent drafts
+    become active) or review (every agent draft waits in the review inbox)."""
+    settings = load_settings()
+    args = ReviewModeArgs(None if mode is None else WriteMode(mode))
+    with local_services(settings, "set the review mode") as services:
+        found = review_mode(services, Principal(uid, Role.USER, "cli"), args)  # the tool's own
+    changed = " (changed)" if found["changed"] else ""
+    click.echo(f"user {uid}: {found['mode']}{changed}")
 
 
 @users.command("reset")
