@@ -79,7 +79,6 @@ from kgmem.pipeline.consolidation import Consolidation, default_stages
 from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.edits import at_literal
 from kgmem.pipeline.ports import PassPorts
-from kgmem.pipeline.reconcile import Reconciled
 from kgmem.pipeline.records import PassStatus
 from kgmem.pipeline.scripted import ScriptedEngine, claim, claims_reply, prompt_of, quote, reply
 from kgmem.pipeline.signatures import AssembleTerms, ClassifyTerm, ExtractClaims, ResolveTieBreak
@@ -95,7 +94,8 @@ from kgmem.pipeline.stages import (
     Stage,
     StageName,
 )
-from kgmem.pipeline.validate import Validated
+from kgmem.pipeline.stages.reconcile import Reconciled
+from kgmem.pipeline.stages.validate import Validated
 from kgmem.pipeline.worklist import worklist
 from kgmem.store import Quad, RdfFormat
 from kgmem.vocab import KGM, RDF

@@ -72,9 +72,9 @@ from kgmem.pipeline import (
     PassStatus,
     StageName,
 )
-from kgmem.pipeline.reconcile import Decided, Reconciled
 from kgmem.pipeline.scripted import ScriptedEngine, claims_reply, inputs_of, neutral_replies
-from kgmem.pipeline.validate import Validated
+from kgmem.pipeline.stages.reconcile import Decided, Reconciled
+from kgmem.pipeline.stages.validate import Validated
 from kgmem.pipeline.worklist import worklist
 
 FOLLOW_UPS = 2

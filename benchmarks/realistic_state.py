@@ -37,7 +37,7 @@ from rdflib import URIRef
 from realistic_data import sources
 from realistic_run import CLOSED, draft_one, memory_of, steps_shown
 
-from kgmem.api.graphql_context import UserTables
+from kgmem.api.graphql.context import UserTables
 from kgmem.api.services import Services
 from kgmem.errors import KgmemError
 from kgmem.memory import MemoryStatus, name_key, self_entity

@@ -15,20 +15,20 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from kgmem.api.accounts import Accounts
-from kgmem.api.admin import admin_routes
 from kgmem.api.auth import KeyAuth, first_account
 from kgmem.api.body_cap import BodyCap
 from kgmem.api.browser import browser_routes
 from kgmem.api.errors import kgmem_error, unexpected_error
-from kgmem.api.graphql import graphql_route
-from kgmem.api.health import health
+from kgmem.api.graphql.endpoint import graphql_route
 from kgmem.api.jobs import Jobs
-from kgmem.api.mcp import McpEndpoint
-from kgmem.api.me import me
-from kgmem.api.rest import rest_routes
+from kgmem.api.mcp.server import McpEndpoint
+from kgmem.api.rest.admin import admin_routes
+from kgmem.api.rest.health import health
+from kgmem.api.rest.me import me
+from kgmem.api.rest.routes import rest_routes
 from kgmem.api.routing import http_error
 from kgmem.api.services import Services, build_services
-from kgmem.api.sparql import SparqlEndpoint
+from kgmem.api.sparql.endpoint import SparqlEndpoint
 from kgmem.api.startup import settle_digests
 from kgmem.clock import Clock
 from kgmem.config import Settings

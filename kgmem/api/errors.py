@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from kgmem.api.tools_args import ArgumentError
+from kgmem.api.tools.args import ArgumentError
 from kgmem.errors import (
     AccountError,
     BatchSizeError,

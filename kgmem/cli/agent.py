@@ -24,7 +24,7 @@ def mcp(uid: str | None) -> None:
     from mcp.server.stdio import stdio_server
 
     from kgmem.api.accounts import Principal, Role
-    from kgmem.api.mcp import mcp_server
+    from kgmem.api.mcp.server import mcp_server
     from kgmem.cli.common import local_services
 
     settings = load_settings()

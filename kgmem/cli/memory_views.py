@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rdflib import URIRef
 
-from kgmem.api.tools_args import jsonable, short_id
+from kgmem.api.tools.args import jsonable, short_id
 from kgmem.memory import DecisionRecord, ItemResult, MemoryRecord, MemorySummary
 
 __all__ = [

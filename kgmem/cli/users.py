@@ -12,7 +12,7 @@ from dataclasses import asdict
 import click
 
 from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
-from kgmem.api.tools_write import ReviewModeArgs, review_mode
+from kgmem.api.tools.write import ReviewModeArgs, review_mode
 from kgmem.cli.common import fail, local_services, local_store
 from kgmem.config import load_settings
 from kgmem.errors import KgmemError

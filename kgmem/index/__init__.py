@@ -12,14 +12,12 @@ outbox cannot (a backup of the store put back), so a repair reads only that.
 """
 
 from kgmem.index.base import (
-    Fingerprint,
     GraphProjection,
     Link,
     LinkKind,
     Neighbour,
     OpenReport,
     ReconcileReport,
-    TableFingerprint,
 )
 from kgmem.index.dense import Embedder, EmbedderUnavailable, StaticEmbedder
 from kgmem.index.digests import CaughtUp, Digests
@@ -28,7 +26,7 @@ from kgmem.index.kuzu import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
 from kgmem.index.lexical.docs import revision_key
 from kgmem.index.reader import NodeSet, StoreReader
-from kgmem.index.rows import TABLES, UserRows, fingerprint_of
+from kgmem.index.rows import TABLES, Fingerprint, TableFingerprint, UserRows, fingerprint_of
 
 __all__ = [
     "TABLES",

@@ -13,16 +13,14 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from rdflib import URIRef
 
-if TYPE_CHECKING:
-    from kgmem.index.rows import UserRows
+from kgmem.index.rows import Fingerprint, UserRows
 
 __all__ = [
     "FeedTarget",
-    "Fingerprint",
     "GraphProjection",
     "Link",
     "LinkKind",
@@ -31,7 +29,6 @@ __all__ = [
     "OpenReport",
     "ReconcileReport",
     "StampedTarget",
-    "TableFingerprint",
 ]
 
 
@@ -79,34 +76,6 @@ class Neighbour:
     def predicates(self) -> tuple[URIRef, ...]:
         """The fact predicates along the path (shared-memory links have none)."""
         return tuple(link.predicate for link in self.path if link.predicate is not None)
-
-
-@dataclass(frozen=True)
-class TableFingerprint:
-    table: str
-    count: int
-    checksum: str
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """Per table: how many rows of one user, and an order-independent checksum of them."""
-
-    tables: tuple[TableFingerprint, ...]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {t.table: t.count for t in self.tables}
-
-    @property
-    def total(self) -> int:
-        return sum(t.count for t in self.tables)
-
-    def drift(self, other: Fingerprint) -> tuple[str, ...]:
-        """The tables whose rows differ between ``self`` and ``other``."""
-        theirs = {t.table: t for t in other.tables}
-        mine = {t.table: t for t in self.tables}
-        return tuple(sorted(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n)))
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,14 @@ from types import TracebackType
 
 from rdflib import URIRef
 
-from kgmem.index.base import Fingerprint, Links, Neighbour, OpenReport, ReconcileReport
+from kgmem.index.base import Links, Neighbour, OpenReport, ReconcileReport
 from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.kuzu_paths import ABOUT_COUNTS, OUTLINE
 from kgmem.index.reader import NodeSet, StoreReader
-from kgmem.index.rows import UserRows, differing, fingerprint_of
+from kgmem.index.rows import Fingerprint, UserRows, differing, fingerprint_of
 from kgmem.store import QueryRegistry, TripleStore, Unreadable, check_id
 
 log = logging.getLogger("kgmem.index")

@@ -16,13 +16,12 @@ from datetime import datetime
 from hashlib import sha256
 from typing import TypeVar
 
-from kgmem.index.base import Fingerprint, TableFingerprint
-
 __all__ = [
     "TABLES",
     "AboutRow",
     "EntityRow",
     "EvidenceRow",
+    "Fingerprint",
     "MemoryRow",
     "PageOfRow",
     "PageRow",
@@ -30,9 +29,38 @@ __all__ = [
     "Row",
     "SharesRow",
     "SourceRow",
+    "TableFingerprint",
     "UserRows",
     "fingerprint_of",
 ]
+
+
+@dataclass(frozen=True)
+class TableFingerprint:
+    table: str
+    count: int
+    checksum: str
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """Per table: how many rows of one user, and an order-independent checksum of them."""
+
+    tables: tuple[TableFingerprint, ...]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {t.table: t.count for t in self.tables}
+
+    @property
+    def total(self) -> int:
+        return sum(t.count for t in self.tables)
+
+    def drift(self, other: Fingerprint) -> tuple[str, ...]:
+        """The tables whose rows differ between ``self`` and ``other``."""
+        theirs = {t.table: t for t in other.tables}
+        mine = {t.table: t for t in self.tables}
+        return tuple(sorted(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n)))
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from kgmem.pipeline.assemble import AssembleStage, delta_patch
-from kgmem.pipeline.author import AuthorStage, render_page
 from kgmem.pipeline.boundary import BoundaryOutcome, StageFailure, stage_boundary
 from kgmem.pipeline.checkpoints import Checkpoints
 from kgmem.pipeline.claims import Claim, Claims, fence
-from kgmem.pipeline.classify import ClassifyStage
-from kgmem.pipeline.commit import PassCommitStage
 from kgmem.pipeline.consolidation import (
     Consolidation,
     ConsolidationStatus,
@@ -23,19 +19,6 @@ from kgmem.pipeline.consolidation import (
     default_stages,
 )
 from kgmem.pipeline.contributions import Contributions
-from kgmem.pipeline.extract import (
-    EXTRACT_STAGE,
-    DroppedClaim,
-    DropReason,
-    ExtractedDraft,
-    ExtractionResult,
-    ExtractStage,
-    GroundedDraft,
-    extract_claims,
-    ground_extraction,
-    to_drafts,
-)
-from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.heartbeat import Heartbeat
 from kgmem.pipeline.liveness import PassCondition, Verdict, judge
 from kgmem.pipeline.lm import ModelGroup, ModelSet, ModelSpec
@@ -58,7 +41,6 @@ from kgmem.pipeline.proposals import (
     TermDecision,
     UndeclaredTerm,
 )
-from kgmem.pipeline.reconcile import ReconcileStage
 from kgmem.pipeline.records import (
     CheckpointRecord,
     OutboxRecord,
@@ -68,7 +50,6 @@ from kgmem.pipeline.records import (
     pass_iri,
     stage_iri,
 )
-from kgmem.pipeline.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.runner import (
     MAX_RECOVERIES,
     MISSED_HEARTBEATS,
@@ -89,7 +70,26 @@ from kgmem.pipeline.stages import (
     Stage,
     StageName,
 )
-from kgmem.pipeline.validate import ValidateStage
+from kgmem.pipeline.stages.assemble import AssembleStage, delta_patch
+from kgmem.pipeline.stages.author import AuthorStage, render_page
+from kgmem.pipeline.stages.classify import ClassifyStage
+from kgmem.pipeline.stages.commit import PassCommitStage
+from kgmem.pipeline.stages.extract import (
+    EXTRACT_STAGE,
+    DroppedClaim,
+    DropReason,
+    ExtractedDraft,
+    ExtractionResult,
+    ExtractStage,
+    GroundedDraft,
+    extract_claims,
+    ground_extraction,
+    to_drafts,
+)
+from kgmem.pipeline.stages.ground import GroundStage
+from kgmem.pipeline.stages.reconcile import ReconcileStage
+from kgmem.pipeline.stages.resolve import PassResolver, ResolveStage
+from kgmem.pipeline.stages.validate import ValidateStage
 from kgmem.pipeline.worklist import (
     Dropped,
     EntityBinding,

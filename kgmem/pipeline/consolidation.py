@@ -22,25 +22,25 @@ from kgmem.clock import Clock
 from kgmem.config import Settings
 from kgmem.errors import GraphNameError, PassHeld, PassNotDue
 from kgmem.memory.model import DraftMemory
-from kgmem.pipeline.assemble import AssembleStage
-from kgmem.pipeline.author import AuthorStage
 from kgmem.pipeline.checkpoints import Checkpoints
-from kgmem.pipeline.classify import ClassifyStage
-from kgmem.pipeline.commit import PassCommitStage
 from kgmem.pipeline.contributions import Contributions, is_queued_draft
-from kgmem.pipeline.extract import ExtractStage
-from kgmem.pipeline.ground import GroundStage
 from kgmem.pipeline.liveness import Verdict
 from kgmem.pipeline.lm import ModelGroup
 from kgmem.pipeline.periodic import Periodic, PeriodicReport
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.processes import Processes
-from kgmem.pipeline.reconcile import ReconcileStage
 from kgmem.pipeline.records import PassRecord, PassStatus
-from kgmem.pipeline.resolve import ResolveStage
 from kgmem.pipeline.runner import PassRunner
 from kgmem.pipeline.stages import AnyStage, StageName
-from kgmem.pipeline.validate import ValidateStage
+from kgmem.pipeline.stages.assemble import AssembleStage
+from kgmem.pipeline.stages.author import AuthorStage
+from kgmem.pipeline.stages.classify import ClassifyStage
+from kgmem.pipeline.stages.commit import PassCommitStage
+from kgmem.pipeline.stages.extract import ExtractStage
+from kgmem.pipeline.stages.ground import GroundStage
+from kgmem.pipeline.stages.reconcile import ReconcileStage
+from kgmem.pipeline.stages.resolve import ResolveStage
+from kgmem.pipeline.stages.validate import ValidateStage
 from kgmem.store import GraphKind, QueryRegistry, TripleStore, parse_graph
 
 __all__ = ["Consolidation", "ConsolidationStatus", "PassReport", "default_stages"]

@@ -67,7 +67,8 @@ class PassDraft(_Model):
     #: terms assemble deferred: the memory waits for a vocabulary decision
     deferred_terms: tuple[str, ...] = ()
     #: mention name key -> the classes the same answer's typings give it, citing words the
-    #: draft cites (:func:`~kgmem.pipeline.answer_types.quoted_types`): what the model says
+    #: draft cites (:func:`~kgmem.pipeline.stages.classify.answer_types.quoted_types`): what
+    #: the model says
     #: the mention is, never written, but checked as a draft's types are at the gate
     said: dict[str, tuple[str, ...]] = {}
 

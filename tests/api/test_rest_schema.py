@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kgmem.api.rest_table import ENDPOINTS
+from kgmem.api.rest.table import ENDPOINTS
 from tests.api.support import ApiServer, api_server
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kgmem.api.schema_check import SchemaCheck
-from kgmem.api.tools_args import ArgumentError
-from kgmem.api.tools_schema import INPUTS, VISIBLE
+from kgmem.api.rest.schema_check import SchemaCheck
+from kgmem.api.tools.args import ArgumentError
+from kgmem.api.tools.schema import INPUTS, VISIBLE
 
 MESSAGE = {"chat": "c", "turn": 0, "role": "user", "text": "hi"}
 DRAFT = {"kind": "semantic", "title": "Tea"}

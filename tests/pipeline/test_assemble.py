@@ -26,15 +26,15 @@ from kgmem.pipeline import (
     StageName,
     TermDecision,
 )
-from kgmem.pipeline.assemble import (
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.stages.assemble import (
     NO_DECISION,
     NO_MODEL,
     PROPOSER,
     AssembleStage,
     delta_patch,
 )
-from kgmem.pipeline.classify import ClassifyStage
-from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.stages.classify import ClassifyStage
 from kgmem.pipeline.worklist import EntityBinding, PassDraft, Worklist, worklist
 from kgmem.store import OxigraphStore, QueryRegistry
 from kgmem.vocab import SDO

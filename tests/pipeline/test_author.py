@@ -33,7 +33,8 @@ from kgmem.pipeline import (
     StageName,
     pass_iri,
 )
-from kgmem.pipeline.author import (
+from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.stages.author import (
     AuthorStage,
     FactLine,
     MemoryLine,
@@ -41,7 +42,6 @@ from kgmem.pipeline.author import (
     read_page_input,
     render_page,
 )
-from kgmem.pipeline.ports import PassPorts
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF
 from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at

@@ -38,8 +38,8 @@ from kgmem.pipeline import (
     TermChoice,
     pass_iri,
 )
-from kgmem.pipeline.classify import ClassifiedDraft, ClassifyDrop, ClassifyStage, term_name
 from kgmem.pipeline.ports import PassPorts
+from kgmem.pipeline.stages.classify import ClassifiedDraft, ClassifyDrop, ClassifyStage, term_name
 from kgmem.pipeline.worklist import PassDraft, Worklist, worklist
 from kgmem.store import OxigraphStore, QueryRegistry
 from kgmem.vocab import KGM, SDO

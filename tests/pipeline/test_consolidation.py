@@ -19,8 +19,8 @@ from kgmem.memory import Action
 from kgmem.memory.entities import self_entity
 from kgmem.memory.model import MemoryStatus
 from kgmem.pipeline import ExtractClaims, PassStatus, StageName
-from kgmem.pipeline.reconcile import Reconciled
-from kgmem.pipeline.validate import Validated
+from kgmem.pipeline.stages.reconcile import Reconciled
+from kgmem.pipeline.stages.validate import Validated
 from kgmem.pipeline.worklist import worklist
 from kgmem.vocab import KGM, SDO
 from tests.pipeline.passes import (

@@ -29,8 +29,8 @@ from kgmem.pipeline import (
     StageName,
     Worklist,
 )
-from kgmem.pipeline.reconcile import Reconciled
-from kgmem.pipeline.validate import Validated
+from kgmem.pipeline.stages.reconcile import Reconciled
+from kgmem.pipeline.stages.validate import Validated
 from kgmem.pipeline.worklist import Dropped, worklist
 from kgmem.vocab import KGM, RDF, SDO
 from tests.pipeline.passes import (

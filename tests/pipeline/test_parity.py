@@ -27,7 +27,7 @@ from kgmem.memory.model import MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.pipeline import Consolidation, ExtractClaims, PassRecord, PassStatus, StageName
-from kgmem.pipeline.reconcile import Reconciled
+from kgmem.pipeline.stages.reconcile import Reconciled
 from kgmem.vocab import KGM, RC, SDO
 from tests.pipeline.passes import UID, G, consolidation, memories, types_of
 from tests.pipeline.scripted import ScriptedEngine, claim, claims_reply, quote

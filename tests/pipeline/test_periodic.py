@@ -23,7 +23,7 @@ from kgmem.memory.listing import MemoryList
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.source_inputs import MessageIn, NoteIn
 from kgmem.pipeline.periodic import PeriodicReport
-from kgmem.pipeline.periodic_procedures import common_steps, split_steps, trigger_phrase
+from kgmem.pipeline.periodic.procedures import common_steps, split_steps, trigger_phrase
 from kgmem.store import Quad, UserGraphs
 from kgmem.vocab import KGM, SDO
 from tests.helpers import memory_state

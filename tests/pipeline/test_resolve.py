@@ -21,10 +21,10 @@ from kgmem.memory.model import DraftMemory
 from kgmem.memory.planning import PlanContext, plan_draft
 from kgmem.ontology import OntologyService, ValidationService, ViolationKind
 from kgmem.pipeline import ModelSet, ModelSpec, PassContext, PassState, StageName, pass_iri
-from kgmem.pipeline.classify import ClassifyStage
 from kgmem.pipeline.ports import PassPorts
-from kgmem.pipeline.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.signatures import ResolveTieBreak
+from kgmem.pipeline.stages.classify import ClassifyStage
+from kgmem.pipeline.stages.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.worklist import EntityBinding, PassDraft, Worklist
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry
 from kgmem.vocab import KGM, RC, RDF, SDO

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-import kgmem.api.rest as rest
-from kgmem.api.schema_check import SchemaCheck
+import kgmem.api.rest.routes as rest
+from kgmem.api.rest.schema_check import SchemaCheck
 from kgmem.config import Settings
 from tests.helpers import on_the_loop_when_called
 

@@ -11,7 +11,7 @@ import pytest
 import strawberry.schema.schema
 from starlette.testclient import TestClient
 
-import kgmem.api.graphql_prepare as prepare
+import kgmem.api.graphql.prepare as prepare
 from kgmem.config import Settings
 from tests.helpers import on_the_loop_when_called
 

@@ -1,0 +1,1 @@
+"""MCP: the agent tools, prompts and resources over stdio and streamable HTTP (:mod:`.server`)."""
