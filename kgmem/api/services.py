@@ -56,6 +56,7 @@ from kgmem.memory import (
     Lifecycle,
     ResetReport,
     ShortMemoryPolicy,
+    ShortNotes,
     SourceStore,
     WriteGate,
     reset_user,
@@ -105,6 +106,7 @@ class Services:
     validation: ValidationService
     shapes: ShapesFiles
     sources: SourceStore
+    notes: ShortNotes  # the short notes: listed, consolidated or not, forgotten
     gate: WriteGate
     lifecycle: Lifecycle
     models: ModelSet
@@ -370,6 +372,7 @@ def build_services(
             store, queries, validation, settings.shapes_dir, settings.local_shapes_dir
         ),
         sources=sources,
+        notes=ShortNotes(store, queries, lifecycle.decisions, clock),
         gate=gate,
         lifecycle=lifecycle,
         models=models,

@@ -35,6 +35,13 @@ from kgmem.memory.model import (
     SourceType,
     SupportKind,
 )
+from kgmem.memory.notes import (
+    NoteListing,
+    ShortNotes,
+    is_short_note,
+    read_by_passes,
+    taken_notes,
+)
 from kgmem.memory.prepass import Disposition, Resolution
 from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, read_memory
 from kgmem.memory.reset import ResetReport, reset_user, user_graphs
@@ -92,6 +99,7 @@ __all__ = [
     "MessageIn",
     "NodeKind",
     "NoteIn",
+    "NoteListing",
     "Outcome",
     "Refusal",
     "RefusalCode",
@@ -103,6 +111,7 @@ __all__ = [
     "ShortMemoryItem",
     "ShortMemoryPolicy",
     "ShortNoteIn",
+    "ShortNotes",
     "SourceRecord",
     "SourceStore",
     "SourceType",
@@ -119,16 +128,19 @@ __all__ = [
     "draft_hash",
     "ground_claim",
     "ground_unstructured",
+    "is_short_note",
     "locate_quote",
     "mentions",
     "name_key",
     "new_node",
     "node_iri",
     "parse_node",
+    "read_by_passes",
     "read_memory",
     "reset_user",
     "self_entity",
     "source_iri",
     "stable_node",
+    "taken_notes",
     "user_graphs",
 ]

@@ -23,6 +23,7 @@ from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.model import MemoryStatus
+from kgmem.memory.notes import read_by_passes
 from kgmem.memory.records import MemoryRecord, read_memory, record_quads
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.ontology import DeclareProperty, DeltaPatch, OntologyService, ValidationService
@@ -383,6 +384,8 @@ class Lifecycle:
             if record.status in _LIVE:
                 gone += retired_facts(self._active, uid, memory, record.claims, graphs.kg)
             gone += self._decisions_mentioning(uid, memory)
+            # what ended passes that read its sources kept of them (quotes in their state)
+            gone += read_by_passes(self._store, uid, {e.source for e in record.evidence})[0]
             tombstone = URIRef(f"urn:kgmem:forgotten:{sha256(str(memory).encode()).hexdigest()}")
             _, quads = self.decisions.record(
                 uid,

@@ -26,6 +26,10 @@ for the intent (ties keep procedure, facts, episodes):
 - ``episodes``: at most *episodes*, most applicable first; for debug, failures first (an
   episode whose evidence is a failed tool call or task), then the most recent.
 
+Apart from the sections, ``notes`` holds at most :data:`PACKET_NOTES` short notes matching the
+task that no consolidation pass has taken yet: what the agent wrote down, shown as such (no
+evidence, no warnings), so a packet read minutes after ``memory_remember`` still has it.
+
 Each item shows its strongest *evidence* items (all of them for verify), each with the
 source kind, the exact quote, the support kind and a link to the source
 (:mod:`kgmem.retrieval.packet_items`), and the packet carries the warnings about its items
@@ -39,9 +43,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import StrEnum
 from itertools import islice
 from types import MappingProxyType
+
+from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.index.lexical import LexicalIndex
@@ -53,13 +60,17 @@ from kgmem.retrieval.packet_items import ItemReader, PacketItem
 from kgmem.retrieval.packet_warnings import PacketWarning, WarningPolicy, WarningReader
 from kgmem.retrieval.search import MemorySearch, SearchHit
 from kgmem.store import QueryRegistry, TripleStore, UserGraphs
+from kgmem.vocab import KGM
 
 __all__ = [
     "INTENT_PROFILES",
+    "NOTE_CHARS",
+    "PACKET_NOTES",
     "ContextPacket",
     "Intent",
     "IntentProfile",
     "MemoryRetrieval",
+    "PacketNote",
     "ProcedureRule",
     "Section",
 ]
@@ -145,6 +156,23 @@ INTENT_PROFILES: Mapping[Intent, IntentProfile] = MappingProxyType(
 )
 
 
+#: The unconsolidated short notes a packet shows at most, and the characters of each.
+PACKET_NOTES = 3
+NOTE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class PacketNote:
+    """A short note matching the task that no consolidation pass has taken yet: what the
+    agent wrote, not a memory checked against its evidence."""
+
+    id: str
+    text: str  # at most NOTE_CHARS (get_note reads the whole note)
+    timestamp: datetime | None
+    score: float
+    why: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class ContextPacket:
     """What kgmem knows that bears on ``task``, composed for ``intent``."""
@@ -157,6 +185,7 @@ class ContextPacket:
     alternatives: tuple[PacketItem, ...] = ()  # the next-best procedures (plan)
     episodes: tuple[PacketItem, ...] = ()
     warnings: tuple[PacketWarning, ...] = ()
+    notes: tuple[PacketNote, ...] = ()  # unconsolidated short notes, apart from memories
 
     @property
     def items(self) -> tuple[PacketItem, ...]:
@@ -223,6 +252,7 @@ class MemoryRetrieval:
             procedure=items(procedures[:1])[0] if procedures else None,
             alternatives=items(procedures[1:]),
             episodes=items(episodes),
+            notes=self._notes(uid, text),
         )
         now = self._clock.now()
         warnings = [
@@ -240,6 +270,24 @@ class MemoryRetrieval:
         return record_outcome(self._lifecycle, self._index, uid, items, verdict, task)
 
     # -- the pieces ----------------------------------------------------------------------
+
+    def _notes(self, uid: str, task: str) -> tuple[PacketNote, ...]:
+        hits = self._search.memory_search(uid, task, 2 * PACKET_NOTES, kinds=["note"])
+        sources, out = UserGraphs(uid).sources, []
+        for hit in hits:
+            if hit.consolidated is not False:  # an external note, or one a pass has taken
+                continue
+            facts = {q.predicate: q.object for q in self._store.quads(sources, URIRef(hit.id))}
+            text, stamp = facts.get(KGM.text), facts.get(KGM.timestamp)
+            if text is None:  # forgotten since the index read it
+                continue
+            when = stamp.toPython() if isinstance(stamp, Literal) else None
+            shown = str(text) if len(text) <= NOTE_CHARS else f"{text[: NOTE_CHARS - 1]}…"
+            timestamp = when if isinstance(when, datetime) else None
+            out.append(PacketNote(hit.id, shown, timestamp, hit.score, hit.why))
+            if len(out) == PACKET_NOTES:
+                break
+        return tuple(out)
 
     def _item(
         self,

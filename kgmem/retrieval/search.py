@@ -23,6 +23,7 @@ from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, Scores, ste
 from kgmem.memory.entities import name_key
 from kgmem.memory.lifecycle import Lifecycle
 from kgmem.memory.model import MemoryStatus
+from kgmem.memory.notes import is_short_note, taken_notes
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.cite import Citation, cite
 from kgmem.retrieval.errors import InvalidSearch
@@ -68,6 +69,7 @@ class SearchHit:
     path: str | None = None
     memory_kind: str | None = None
     status: str | None = None
+    consolidated: bool | None = None  # a short note: whether a consolidation pass took it
 
 
 class MemorySearch:
@@ -156,7 +158,7 @@ class MemorySearch:
                 self._index.refresh(uid, stale)
             else:
                 break
-        return hits
+        return self._mark_notes(uid, hits)
 
     def memory_cite(self, uid: str, id: str) -> Citation:
         """The agent used memory or page ``id``: its use count (and a memory's strength and
@@ -164,6 +166,24 @@ class MemorySearch:
         if self._before_read is not None:
             self._before_read(UserGraphs(uid).uid)
         return cite(self._store, self._index, self._lifecycle, uid, id)
+
+    def _mark_notes(self, uid: str, hits: list[SearchHit]) -> list[SearchHit]:
+        """Say of each short note whether consolidation has taken it: one not taken is only
+        what the agent wrote, not yet checked into memories."""
+        notes = [h.id for h in hits if h.kind == "note" and is_short_note(uid, h.id)]
+        if not notes:
+            return hits
+        taken = taken_notes(self._store, uid, notes)
+        return [
+            h
+            if h.id not in notes
+            else replace(
+                h,
+                consolidated=h.id in taken,
+                why=h.why if h.id in taken else (*h.why, "a short note, not yet consolidated"),
+            )
+            for h in hits
+        ]
 
     # -- arguments -----------------------------------------------------------------------
 

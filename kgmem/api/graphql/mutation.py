@@ -28,6 +28,7 @@ from kgmem.api.graphql.results import (
     managed,
 )
 from kgmem.api.graphql.types import Ctx
+from kgmem.api.tools import notes as n
 from kgmem.api.tools import write as w
 from kgmem.api.tools.args import jsonable
 from kgmem.memory import MemoryKind, Verdict, WriteMode
@@ -240,6 +241,21 @@ class Mutation:
             ManageResult,
             await attempt(
                 lambda: w.manage_memory(c.services, c.principal, w.ManageArgs.parse(raw, c.uid)),
+                managed,
+            ),
+        )
+
+    @mutation(
+        "Forget a short note (forget_note): its text is purged; refused while memories quote it."
+    )
+    async def forget_note(self, info: Ctx, id: strawberry.ID) -> ManageResult:
+        c = info.context
+        return cast(
+            ManageResult,
+            await attempt(
+                lambda: n.forget_note(
+                    c.services, c.principal, n.ForgetNoteArgs.parse({"id": id}, c.uid)
+                ),
                 managed,
             ),
         )

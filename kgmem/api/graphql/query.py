@@ -29,6 +29,7 @@ from kgmem.api.graphql.reads import (
     Consolidation,
     ContextPacket,
     Me,
+    NoteList,
     PageFile,
     PromptContext,
     SearchFilters,
@@ -38,6 +39,7 @@ from kgmem.api.graphql.reads import (
 )
 from kgmem.api.graphql.results import InputError, attempt
 from kgmem.api.graphql.types import Ctx
+from kgmem.api.tools import notes as n
 from kgmem.api.tools import read as r
 from kgmem.api.tools import write as w
 from kgmem.errors import ArgumentError, UnknownMemory
@@ -81,6 +83,7 @@ def _parsed(parse: Callable[[], T]) -> T:
 
 
 SearchResult = Annotated[SearchResults | InputError, strawberry.union("SearchResult")]
+NotesResult = Annotated[NoteList | InputError, strawberry.union("NotesResult")]
 ContextResult = Annotated[ContextPacket | InputError, strawberry.union("ContextResult")]
 PromptContextResult = Annotated[PromptContext | InputError, strawberry.union("PromptContextResult")]
 MAX_PAGE = 100
@@ -197,10 +200,32 @@ class Query:
                             path=h["path"],
                             memory_kind=h["memory_kind"],
                             status=h["status"],
+                            consolidated=h["consolidated"],
                         )
                         for h in out["results"]
                     ],
                 ),
+            ),
+        )
+
+    @field(
+        "list_notes: the short notes, newest first; consolidated: only those a pass has "
+        "taken (true) or the others (false)."
+    )
+    async def notes(
+        self,
+        info: Ctx,
+        consolidated: bool | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> NotesResult:
+        c = info.context
+        raw = plain({"consolidated": consolidated, "limit": limit, "offset": offset})
+        return cast(
+            NotesResult,
+            await attempt(
+                lambda: n.list_notes(c.services, c.principal, n.ListNotesArgs.parse(raw)),
+                NoteList.of,
             ),
         )
 

@@ -68,6 +68,9 @@ class SearchHit:
     path: str | None
     memory_kind: str | None
     status: str | None
+    consolidated: bool | None = strawberry.field(
+        description="a short note: whether a consolidation pass has taken it (null: not one)"
+    )
 
     @strawberry.field
     async def memory(self, info: Ctx) -> Memory | None:
@@ -96,6 +99,50 @@ class ContextItem:
         return await load_memory(info, self.id)
 
 
+@strawberry.type(description="A short note that matches the task and no pass has taken yet.")
+class ContextNote:
+    id: str
+    text: str = strawberry.field(description="at most 600 characters (note reads it whole)")
+    timestamp: datetime | None
+    score: float
+    why: list[str]
+
+
+@strawberry.type(description="A short note kept with remember, as a list shows it.")
+class ShortNote:
+    id: strawberry.ID
+    short_id: str
+    text: str
+    timestamp: datetime
+    chat: str | None
+    consolidated: bool = strawberry.field(
+        description="a consolidation pass has taken it (false: only what was written down)"
+    )
+
+
+@strawberry.type
+class NoteList:
+    notes: list[ShortNote]
+    total: int = strawberry.field(description="how many match, on every page")
+
+    @classmethod
+    def of(cls, out: dict[str, Any]) -> NoteList:
+        return cls(
+            notes=[
+                ShortNote(
+                    id=strawberry.ID(n["id"]),
+                    short_id=n["short_id"],
+                    text=n["text"],
+                    timestamp=datetime.fromisoformat(n["timestamp"]),
+                    chat=n["chat"],
+                    consolidated=n["consolidated"],
+                )
+                for n in out["notes"]
+            ],
+            total=out["total"],
+        )
+
+
 @strawberry.type(description="What applies to a task: facts, a procedure, episodes, warnings.")
 class ContextPacket:
     task: str
@@ -104,6 +151,10 @@ class ContextPacket:
     procedure: ContextItem | None
     alternatives: list[ContextItem]
     episodes: list[ContextItem]
+    notes: list[ContextNote] = strawberry.field(
+        description="short notes matching the task that no pass has taken yet: what was "
+        "written down, not memories"
+    )
     warnings: JSON
     packet: JSON = strawberry.field(description="the whole packet, evidence included")
 
@@ -211,6 +262,10 @@ def _item(raw: dict[str, Any]) -> ContextItem:
     )
 
 
+def _instant(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
 def context_packet(out: dict[str, Any]) -> ContextPacket:
     procedure = out.get("procedure")
     return ContextPacket(
@@ -220,6 +275,18 @@ def context_packet(out: dict[str, Any]) -> ContextPacket:
         procedure=None if procedure is None else _item(procedure),
         alternatives=[_item(i) for i in out["alternatives"]],
         episodes=[_item(i) for i in out["episodes"]],
+        notes=[
+            ContextNote(
+                id=n["id"],
+                text=n["text"],
+                timestamp=None
+                if n["timestamp"] is None
+                else datetime.fromisoformat(n["timestamp"]),
+                score=n["score"],
+                why=list(n["why"]),
+            )
+            for n in out["notes"]
+        ],
         warnings=out["warnings"],
         packet=cast(JSON, out),
     )

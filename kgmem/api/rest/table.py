@@ -162,9 +162,26 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", "/api/remember", "memory_remember", "Keep a short note now", body=True),
     Endpoint(
         "GET",
+        "/api/notes",
+        "list_notes",
+        "The caller's short notes, newest first, each marked consolidated or not",
+        query=(
+            Param("consolidated", "consolidated", {"type": "boolean"}, "Only these (or not)."),
+            _LIMIT,
+            Param("offset", "offset", _int(0, 10**6), "Skip this many."),
+        ),
+    ),
+    Endpoint(
+        "GET",
         "/api/notes/{id}",
         "get_note",
         "One note by id: a short note kept with remember, or an external note's revision",
+    ),
+    Endpoint(
+        "POST",
+        "/api/notes/{id}/forget",
+        "forget_note",
+        "Forget a short note: its text is purged (refused while memories quote it)",
     ),
     Endpoint(
         "GET",

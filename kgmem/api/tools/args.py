@@ -124,6 +124,18 @@ class Fields:
             raise ArgumentError(self.name(key), f"must be from {low} to {high}")
         return value
 
+    def boolean(self, key: str) -> bool | None:
+        """JSON's ``true`` or ``false`` (or the same written in a query string); None when
+        absent."""
+        value = self._get(key)
+        if value is _MISSING:
+            return None
+        if isinstance(value, str) and value in ("true", "false"):
+            return value == "true"
+        if not isinstance(value, bool):
+            raise ArgumentError(self.name(key), f"expected true or false, got {describe(value)}")
+        return value
+
     def choice(self, key: str, kind: type[E], *, required: bool = False) -> E | None:
         value = self._get(key)
         allowed = [str(m.value) for m in kind]

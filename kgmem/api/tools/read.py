@@ -14,7 +14,7 @@ from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools.args import ArgumentError, Fields, jsonable, node_id, short_id
 from kgmem.api.tools.schema import MAX_BUDGET_TOKENS
-from kgmem.errors import GraphNameError, UnknownMemory
+from kgmem.errors import UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
     MemoryKind,
@@ -23,7 +23,6 @@ from kgmem.memory import (
     MemoryStatus,
     MemorySummary,
     NodeKind,
-    parse_node,
 )
 from kgmem.retrieval import MIN_BUDGET_TOKENS, Intent
 from kgmem.store import iri_problem
@@ -31,7 +30,6 @@ from kgmem.vocab import PREFIXES
 
 __all__ = [
     "GetMemoryArgs",
-    "GetNoteArgs",
     "LimitArgs",
     "ListMemoriesArgs",
     "ReadPageArgs",
@@ -40,7 +38,6 @@ __all__ = [
     "decisions_feed",
     "decisions_json",
     "get_memory",
-    "get_note",
     "list_memories",
     "memory_json",
     "read_page",
@@ -159,45 +156,6 @@ def get_memory(services: Services, principal: Principal, args: GetMemoryArgs) ->
     out["decisions"] = decisions_json(
         services.lifecycle.decisions.history(principal.uid, [args.id])
     )
-    return out
-
-
-# -- notes -------------------------------------------------------------------------------
-
-_NOTE_KINDS = (NodeKind.SHORT_NOTE, NodeKind.NOTE)
-
-
-@dataclass(frozen=True)
-class GetNoteArgs:
-    """A note's id: its IRI, or its short id (a short note's or an external note's)."""
-
-    ids: tuple[URIRef, ...]
-
-    @classmethod
-    def parse(cls, raw: object, uid: str) -> GetNoteArgs:
-        f = Fields(raw)
-        value = f.raw("id")
-        f.done()
-        if isinstance(value, str) and "/" not in value and ":" not in value:
-            return cls(tuple(node_id(uid, value, kind) for kind in _NOTE_KINDS))
-        try:
-            owner, kind, _ = parse_node(str(value))
-        except GraphNameError:
-            raise UnknownMemory(str(value)[:100], "no such note for this user") from None
-        if owner != uid or kind not in _NOTE_KINDS:
-            raise UnknownMemory(str(value), "no such note for this user")
-        return cls((URIRef(str(value)),))
-
-
-def get_note(services: Services, principal: Principal, args: GetNoteArgs) -> dict[str, Any]:
-    """A note by id, as memory_remember answered it: a short note or a note's revision."""
-    found = services.sources.get(principal.uid, [str(i) for i in args.ids])
-    if not found:
-        raise UnknownMemory(str(args.ids[0]), "no such note for this user")
-    record = next(iter(found.values()))
-    out: dict[str, Any] = jsonable(record)
-    out["id"] = out.pop("iri")
-    out["short_id"] = short_id(record.iri)
     return out
 
 

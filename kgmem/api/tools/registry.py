@@ -21,9 +21,16 @@ from typing import Any
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools.args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.api.tools.notes import (
+    ForgetNoteArgs,
+    GetNoteArgs,
+    ListNotesArgs,
+    forget_note,
+    get_note,
+    list_notes,
+)
 from kgmem.api.tools.read import (
     GetMemoryArgs,
-    GetNoteArgs,
     LimitArgs,
     ListMemoriesArgs,
     PromptContextArgs,
@@ -32,7 +39,6 @@ from kgmem.api.tools.read import (
     SearchArgs,
     decisions_feed,
     get_memory,
-    get_note,
     list_memories,
     prompt_context,
     read_page,
@@ -71,12 +77,14 @@ __all__ = [
     "CiteArgs",
     "DraftArgs",
     "Fields",
+    "ForgetNoteArgs",
     "GetMemoryArgs",
     "GetNoteArgs",
     "IngestArgs",
     "IngestTaskArgs",
     "LimitArgs",
     "ListMemoriesArgs",
+    "ListNotesArgs",
     "ManageAction",
     "ManageArgs",
     "OutcomeArgs",
@@ -93,12 +101,14 @@ __all__ = [
     "cite",
     "decisions_feed",
     "draft",
+    "forget_note",
     "get_memory",
     "get_note",
     "ingest_messages",
     "ingest_task",
     "jsonable",
     "list_memories",
+    "list_notes",
     "manage_memory",
     "node_id",
     "prompt_context",
@@ -268,6 +278,31 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 obj({"id": NOTE_ID}, ("id",)),
                 lambda s, p, raw: GetNoteArgs.parse(raw, p.uid),
                 get_note,
+            ),
+            _tool(
+                "list_notes",
+                "List the user's short notes (memory_remember), newest first, each marked "
+                "consolidated or not: an unconsolidated note is only what was written down, "
+                "not yet checked into memories. consolidated: only those (true) or the others "
+                "(false).",
+                obj(
+                    {
+                        "consolidated": {"type": "boolean"},
+                        "offset": {"type": "integer", "minimum": 0, "maximum": 10**6},
+                        **_LIMIT,
+                    }
+                ),
+                lambda s, p, raw: ListNotesArgs.parse(raw),
+                list_notes,
+            ),
+            _tool(
+                "forget_note",
+                "Forget one short note (by the id memory_remember answered): its text is purged. "
+                "Refused while memories quote it (forget those first); an external note is the "
+                "vault's file.",
+                obj({"id": NOTE_ID}, ("id",)),
+                lambda s, p, raw: ForgetNoteArgs.parse(raw, p.uid),
+                forget_note,
             ),
             _tool(
                 "read_page",
