@@ -547,6 +547,16 @@ class PassLost(PipelineError):
         super().__init__(f"pass {pass_id!r} was taken over by another worker; this one stops")
 
 
+class RetryRefused(PipelineError):
+    """An abandoned pass cannot be retried as asked (another pass is under way, or the pass
+    named is not abandoned, or was retried already)."""
+
+    def __init__(self, pass_id: str | None, reason: str) -> None:
+        self.pass_id = pass_id
+        self.reason = reason
+        super().__init__(f"cannot retry {pass_id!r}: {reason}" if pass_id else reason)
+
+
 class StageFailed(PipelineError):
     """Raised by stage code for a failure it understands; the runner parks the pass with it."""
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import click
 
 from kgmem.cli.common import local_services
 from kgmem.config import load_settings
-from kgmem.pipeline.consolidation import ConsolidationStatus, PassReport
+from kgmem.pipeline.consolidation import Consolidation, ConsolidationStatus, PassReport
 from kgmem.pipeline.liveness import PassCondition
 from kgmem.pipeline.records import PassRecord, PassStatus
 from kgmem.pipeline.stages import StageName
@@ -22,10 +23,26 @@ __all__ = ["consolidate"]
     "--now", is_flag=True, help="Do not wait for chats to go idle: take every message now."
 )
 @click.option("--history", is_flag=True, help="Show what waits and the latest passes; run nothing.")
-def consolidate(uid: str | None, now: bool, history: bool) -> None:
+@click.option(
+    "--retry",
+    is_flag=True,
+    help="Take again what abandoned passes held (every one not retried yet, or --pass), now.",
+)
+@click.option(
+    "--pass",
+    "passes",
+    multiple=True,
+    metavar="ID",
+    help="With --retry: this abandoned pass (its id, or the start history shows); repeatable.",
+)
+def consolidate(
+    uid: str | None, now: bool, history: bool, retry: bool, passes: tuple[str, ...]
+) -> None:
     """Run due and ready consolidation passes for one user, showing each stage."""
     settings = load_settings()
     uid = uid or settings.default_user
+    if passes and not retry:
+        raise click.UsageError("--pass names a pass to retry: give --retry too")
     with local_services(settings, "consolidate") as services:
         consolidation = services.consolidation
         if history:
@@ -37,6 +54,9 @@ def consolidate(uid: str | None, now: bool, history: bool) -> None:
         def progress(pass_id: str, stage: StageName) -> None:
             click.echo(f"  pass {pass_id[:8]}  {stage.order}/9 {stage.value}")
 
+        if retry:
+            _retry(consolidation, uid, passes, progress)
+            return
         records = consolidation.consolidate(uid, now=now, progress=progress)
         if not records:
             _nothing(consolidation.status(uid))
@@ -45,6 +65,40 @@ def consolidate(uid: str | None, now: bool, history: bool) -> None:
             click.echo(_summary(record))
         if any(r.status is PassStatus.PARKED for r in records):
             raise SystemExit(1)
+
+
+def _retry(
+    consolidation: Consolidation,
+    uid: str,
+    given: tuple[str, ...],
+    progress: Callable[[str, StageName], None],
+) -> None:
+    known = [r.record.pass_id for r in consolidation.status(uid, limit=10**6).passes]
+    chosen = []
+    for prefix in given:
+        matches = [p for p in known if p.startswith(prefix)]
+        if len(matches) != 1:
+            found = "no pass" if not matches else f"{len(matches)} passes"
+            raise click.BadParameter(f"{found} of {uid} start with {prefix!r}", param_hint="--pass")
+        chosen.append(matches[0])
+    started = consolidation.retry(uid, chosen)
+    if started is None:
+        click.echo(f"nothing to retry for {uid}: no abandoned pass holds anything not retried")
+        return
+    retried = [
+        r.record.pass_id[:8]
+        for r in consolidation.status(uid, 10**6).passes
+        if r.record.retried_as == started
+    ]
+    click.echo(
+        f"retrying pass{'es' if len(retried) > 1 else ''} {', '.join(retried)} as pass "
+        f"{started[:8]} ({len(consolidation.checkpoints.contributions(uid, started))} "
+        "contributions)"
+    )
+    record = consolidation.run(uid, started, progress)
+    click.echo(_summary(record))
+    if record.status is PassStatus.PARKED:
+        raise SystemExit(1)
 
 
 def _nothing(status: ConsolidationStatus) -> None:
@@ -80,6 +134,10 @@ def _history(status: ConsolidationStatus) -> None:
             f"  heartbeat {_at(record.heartbeat_at)}  next attempt {_at(verdict.next_attempt_at)}"
             + (f"  error {record.error}" if record.error else "")
         )
+        if record.abandon_reason:
+            click.echo(f"  abandoned: {record.abandon_reason}")
+        if record.retried_as:
+            click.echo(f"  retried as pass {record.retried_as[:8]}")
 
 
 def _holding(report: PassReport) -> str:

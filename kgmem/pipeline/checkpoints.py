@@ -127,11 +127,22 @@ class Checkpoints:
 
     # -- writes --------------------------------------------------------------------------
 
-    def create(self, uid: str, pass_id: str, contributions: Iterable[URIRef], at: datetime) -> None:
-        """Record a queued pass, due at ``at``."""
+    def create(
+        self,
+        uid: str,
+        pass_id: str,
+        contributions: Iterable[URIRef],
+        at: datetime,
+        *,
+        retries: Iterable[str] = (),
+    ) -> None:
+        """Record a queued pass, due at ``at`` (taking again the contributions of the
+        abandoned passes ``retries``, which say so)."""
         graphs, node = UserGraphs(uid), pass_iri(uid, pass_id)
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, graphs.ops)
+            for retried in retries:
+                edit.set(pass_iri(uid, retried), KGM.retriedAs, node)
             edit.add(node, RDF.type, KGM.ConsolidationPass)
             edit.add(node, KGM.startedAt, at_literal(at))
             edit.add(node, KGM.proposalGraph, graphs.proposal(pass_id))
@@ -280,12 +291,22 @@ class Checkpoints:
             edit.apply(tx)
 
     def finish(
-        self, uid: str, pass_id: str, status: PassStatus, at: datetime, *, token: str | None = None
+        self,
+        uid: str,
+        pass_id: str,
+        status: PassStatus,
+        at: datetime,
+        *,
+        token: str | None = None,
+        reason: str | None = None,
     ) -> None:
-        """End the pass (abandoned, or committed without its last stage)."""
+        """End the pass (abandoned, with the ``reason`` why, or committed without its last
+        stage)."""
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
             fence(edit, pass_iri(uid, pass_id), token)
+            if reason is not None:
+                edit.set(pass_iri(uid, pass_id), KGM.abandonReason, Literal(reason))
             self._finish(edit, uid, pass_id, status, at)
             edit.apply(tx)
 

@@ -20,7 +20,7 @@ from rdflib import URIRef
 
 from kgmem.clock import Clock
 from kgmem.config import Settings
-from kgmem.errors import GraphNameError, PassHeld, PassNotDue
+from kgmem.errors import GraphNameError, PassHeld, PassNotDue, PassNotFound, RetryRefused
 from kgmem.memory.model import DraftMemory
 from kgmem.pipeline.checkpoints import Checkpoints
 from kgmem.pipeline.contributions import Contributions, is_queued_draft
@@ -157,6 +157,44 @@ class Consolidation:
         terms = committed.get("terms")
         if isinstance(terms, list):
             self._ports.ontology.note_terms(uid, [URIRef(str(t)) for t in terms])
+
+    def retry(self, uid: str, pass_ids: Sequence[str] = ()) -> str | None:
+        """Queue one pass over the contributions of ``uid``'s abandoned passes (``pass_ids``,
+        or every one not retried yet) that still exist; each retried pass names it
+        (``retried_as``). Returns its id, None when there is nothing to retry. Refused while
+        another pass of ``uid`` is under way, or for a pass that is not abandoned or was
+        retried already, and while no model is configured for the conversation sources they
+        hold (a pass without one would take them unread)."""
+        passes = self.checkpoints.passes(uid, limit=10**6)
+        if any(not r.status.finished for r in passes):
+            raise RetryRefused(None, "a consolidation pass is under way: retry once it ends")
+        abandoned = {r.pass_id: r for r in passes if r.status is PassStatus.ABANDONED}
+        for pass_id in pass_ids:
+            found = abandoned.get(pass_id)
+            if found is None:
+                known = any(r.pass_id == pass_id for r in passes)
+                if not known:
+                    raise PassNotFound(uid, pass_id)
+                raise RetryRefused(pass_id, "only an abandoned pass is retried")
+            if found.retried_as is not None:
+                raise RetryRefused(pass_id, f"retried already, as pass {found.retried_as}")
+        chosen = list(pass_ids) or [p for p, r in abandoned.items() if r.retried_as is None]
+        taken = dict.fromkeys(
+            c
+            for pass_id in chosen
+            for c in self.checkpoints.contributions(uid, pass_id)
+            if self.contributions.exists(uid, c)
+        )
+        if not taken:  # nothing chosen, or all of it forgotten since
+            return None
+        if not self.has_model and any(not is_queued_draft(c) for c in taken):
+            # a pass with no model takes raw sources and extracts nothing from them
+            raise RetryRefused(
+                chosen[0] if len(chosen) == 1 else None,
+                "no model is configured, and the passes hold conversation sources a retry "
+                "would take without reading: configure model_memory (or model_primary) first",
+            )
+        return self.runner.start(uid, list(taken), retries=chosen)
 
     def consolidate(
         self, uid: str, *, now: bool = False, progress: Progress | None = None

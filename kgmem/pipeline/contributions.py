@@ -79,6 +79,11 @@ class Contributions:
 
     # -- what is ready -----------------------------------------------------------------
 
+    def exists(self, uid: str, contribution: URIRef) -> bool:
+        """Whether ``contribution`` (a source, or a queued draft) is still stored."""
+        graph = UserGraphs(uid).ops if is_queued_draft(contribution) else UserGraphs(uid).sources
+        return next(iter(self._store.quads(graph, contribution)), None) is not None
+
     def pending_sources(self, uid: str) -> list[PendingSource]:
         graphs = UserGraphs(uid)
         rows = self._store.select(

@@ -81,6 +81,8 @@ class PassRecord:
     owner: ProcessIdentity | None = None  # the process that last claimed the pass
     claim: str | None = None  # that claim's token, while it holds the pass
     heartbeat_at: datetime | None = None  # the owner's last sign of life
+    abandon_reason: str | None = None  # why an abandoned pass was given up
+    retried_as: str | None = None  # the pass that took its contributions again (its id)
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,16 @@ def read_pass(uid: str, pass_id: str, row: Row) -> PassRecord:
         owner=_owner(row),
         claim=_text(row.get("claimToken")),
         heartbeat_at=datetime_of(row.get("heartbeatAt")),
+        abandon_reason=_text(row.get("abandonReason")),
+        retried_as=None
+        if row.get("retriedAs") is None
+        else str(row["retriedAs"]).rsplit("/", 1)[-1],
     )
+
+
+def _last_segment(value: object) -> str | None:
+    """A pass id from its IRI (``.../pass/<id>``)."""
+    return None if value is None else str(value).rsplit("/", 1)[-1]
 
 
 def _owner(row: Row) -> ProcessIdentity | None:

@@ -99,11 +99,13 @@ class PassRunner:
         self._recover, self._backoff, self._heartbeat = recover, backoff, heartbeat
         self._claims = Claims(checkpoints.store, checkpoints.queries, processes or LocalProcesses())
 
-    def start(self, uid: str, contributions: Sequence[URIRef]) -> str:
-        """Queue a pass over ``contributions``; returns its id (its proposal graph is
-        ``urn:kgmem:user:{uid}:proposal:{id}``)."""
+    def start(
+        self, uid: str, contributions: Sequence[URIRef], *, retries: Sequence[str] = ()
+    ) -> str:
+        """Queue a pass over ``contributions`` (those of the abandoned passes ``retries``);
+        returns its id (its proposal graph is ``urn:kgmem:user:{uid}:proposal:{id}``)."""
         pass_id = secrets.token_hex(16)
-        self._checkpoints.create(uid, pass_id, contributions, self._clock.now())
+        self._checkpoints.create(uid, pass_id, contributions, self._clock.now(), retries=retries)
         return pass_id
 
     def due(self, uid: str | None = None) -> list[PassRef]:
@@ -253,9 +255,29 @@ class PassRunner:
         if record.recoveries < MAX_RECOVERIES:
             rebuild = self._recover(record, self._checkpoints.contributions(uid, pass_id))
         if rebuild is None:
-            self._checkpoints.finish(uid, pass_id, PassStatus.ABANDONED, now, token=token)
+            self._checkpoints.finish(
+                uid, pass_id, PassStatus.ABANDONED, now, token=token, reason=_why(record)
+            )
         else:
             self._checkpoints.restart(uid, pass_id, rebuild, now, token=token)
+
+
+def _why(record: PassRecord) -> str:
+    """Why an exhausted pass is abandoned, as history shows it."""
+    stage = record.error_stage or record.stage
+    where = f"stage {stage.value}" if stage is not None else "a stage"
+    rebuilt = record.recoveries
+    after = (
+        f", after {rebuilt} rebuild{'s' if rebuilt != 1 else ''} from its contributions"
+        if rebuilt
+        else " and its recovery gave up"
+        if record.recoveries < MAX_RECOVERIES
+        else ""
+    )
+    return (
+        f"{where} failed {record.attempts} time{'s' if record.attempts != 1 else ''}{after}; "
+        f"last error: {record.error or 'none recorded'}"
+    )
 
 
 def _by_name(stages: Sequence[AnyStage]) -> Mapping[StageName, AnyStage]:

@@ -196,6 +196,10 @@ def test_spent_budget_recovers_once_then_abandons(rig: Rig, store: OxigraphStore
     assert rig.calls.items == {str(c): 2 for c in CONTRIBUTIONS}
     final = seen[-1]
     assert final.error == "validate: ValueError: validate broke"
+    assert final.abandon_reason == (
+        "stage validate failed 3 times, after 1 rebuild from its contributions; "
+        "last error: validate: ValueError: validate broke"
+    )
     assert final.finished_at is not None and final.next_attempt_at is None
     assert rig.kg() == set()
     assert store.count(GRAPHS.proposal(pass_id)) == 0
@@ -213,6 +217,10 @@ def test_recover_declining_abandons_at_once(rig: Rig) -> None:
 
     assert [r.status for r in seen] == [PassStatus.PARKED] * 2 + [PassStatus.ABANDONED]
     assert rig.calls.stages[StageName.GROUND] == 3
+    assert seen[-1].abandon_reason is not None
+    assert seen[-1].abandon_reason.startswith(
+        "stage ground failed 3 times and its recovery gave up"
+    )
 
 
 def test_abandoned_pass_leaves_no_trace_in_the_user_graphs(rig: Rig, store: OxigraphStore) -> None:

@@ -23,11 +23,13 @@ from kgmem.api.graphql.results import (
     NotFound,
     OutcomeRecorded,
     Remembered,
+    Retried,
     attempt,
     draft_items,
     managed,
 )
 from kgmem.api.graphql.types import Ctx
+from kgmem.api.tools import consolidation as k
 from kgmem.api.tools import notes as n
 from kgmem.api.tools import write as w
 from kgmem.api.tools.args import jsonable
@@ -166,6 +168,7 @@ ManageResult = Annotated[
 ]
 IngestResult = Annotated[Ingested | InputError | Conflict, strawberry.union("IngestResult")]
 TaskResult = Annotated[TaskIngested | InputError | Conflict, strawberry.union("TaskResult")]
+RetryResult = Annotated[Retried | InputError | NotFound | Conflict, strawberry.union("RetryResult")]
 ReviewModeResult = Annotated[ReviewModeSet | InputError, strawberry.union("ReviewModeResult")]
 
 
@@ -257,6 +260,22 @@ class Mutation:
                     c.services, c.principal, n.ForgetNoteArgs.parse({"id": id}, c.uid)
                 ),
                 managed,
+            ),
+        )
+
+    @mutation(
+        "Take again what abandoned consolidation passes held (passes: their ids; default "
+        "every one not retried yet): one new pass, run by the scheduler."
+    )
+    async def retry_consolidation(self, info: Ctx, passes: list[str] | None = None) -> RetryResult:
+        c, raw = info.context, plain({"passes": passes})
+        return cast(
+            RetryResult,
+            await attempt(
+                lambda: k.retry_consolidation(c.services, c.principal, k.RetryArgs.parse(raw)),
+                lambda out: Retried(
+                    pass_id=out["pass"], retried=out["retried"], contributions=out["contributions"]
+                ),
             ),
         )
 

@@ -208,6 +208,10 @@ class ConsolidationPass:
     sources: int = strawberry.field(description="conversation sources the pass holds")
     error: str | None
     error_stage: str | None
+    abandon_reason: str | None = strawberry.field(description="why an abandoned pass was given up")
+    retried_as: str | None = strawberry.field(
+        description="the pass that took its contributions again (retryConsolidation)"
+    )
 
     @classmethod
     def of(cls, report: PassReport) -> ConsolidationPass:
@@ -229,6 +233,8 @@ class ConsolidationPass:
             sources=report.sources,
             error=p.error,
             error_stage=None if p.error_stage is None else str(p.error_stage.value),
+            abandon_reason=p.abandon_reason,
+            retried_as=p.retried_as,
         )
 
 

@@ -145,6 +145,13 @@ class Managed:
         return await load_memory(info, str(self.id))
 
 
+@strawberry.type(description="Abandoned passes taken again by one new pass.")
+class Retried:
+    pass_id: str | None = strawberry.field(description="the new pass; null: nothing to retry")
+    retried: list[str] = strawberry.field(description="the abandoned passes it retries")
+    contributions: int
+
+
 @strawberry.type
 class IngestedMessage:
     id: strawberry.ID

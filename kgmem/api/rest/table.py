@@ -243,6 +243,20 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             for name in ("account_name", "timezone", "budget_tokens")
         ),
     ),
+    Endpoint(
+        "GET",
+        "/api/consolidation",
+        "consolidation_status",
+        "What waits for consolidation and the latest passes (why abandoned ones were)",
+        query=(Param("limit", "limit", _int(1, 200), "How many passes (default 20)."),),
+    ),
+    Endpoint(
+        "POST",
+        "/api/consolidation/retry",
+        "retry_consolidation",
+        "Take again what abandoned passes held: one new pass, run by the scheduler",
+        body=True,
+    ),
     Endpoint("GET", "/api/review", "review_inbox", "The review inbox", query=(_LIMIT,)),
     Endpoint("GET", "/api/review-mode", "review_mode", "The user's review mode"),
     Endpoint(

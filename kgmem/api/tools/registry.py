@@ -21,6 +21,13 @@ from typing import Any
 from kgmem.api.accounts import Principal
 from kgmem.api.services import Services
 from kgmem.api.tools.args import ArgumentError, Fields, jsonable, node_id, short_id
+from kgmem.api.tools.consolidation import (
+    PASS_ID,
+    HistoryArgs,
+    RetryArgs,
+    consolidation_status,
+    retry_consolidation,
+)
 from kgmem.api.tools.notes import (
     ForgetNoteArgs,
     GetNoteArgs,
@@ -80,6 +87,7 @@ __all__ = [
     "ForgetNoteArgs",
     "GetMemoryArgs",
     "GetNoteArgs",
+    "HistoryArgs",
     "IngestArgs",
     "IngestTaskArgs",
     "LimitArgs",
@@ -92,6 +100,7 @@ __all__ = [
     "ReadPageArgs",
     "RememberArgs",
     "RetrieveArgs",
+    "RetryArgs",
     "ReviewArgs",
     "ReviewModeArgs",
     "ReviewVerdict",
@@ -99,6 +108,7 @@ __all__ = [
     "Tool",
     "call",
     "cite",
+    "consolidation_status",
     "decisions_feed",
     "draft",
     "forget_note",
@@ -116,6 +126,7 @@ __all__ = [
     "record_outcome",
     "remember",
     "retrieve_memory",
+    "retry_consolidation",
     "review_decide",
     "review_inbox",
     "review_mode",
@@ -278,6 +289,24 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 obj({"id": NOTE_ID}, ("id",)),
                 lambda s, p, raw: GetNoteArgs.parse(raw, p.uid),
                 get_note,
+            ),
+            _tool(
+                "consolidation_status",
+                "What waits for consolidation (sources, queued drafts) and the latest passes, "
+                "newest first: stage, attempts, errors, and why an abandoned pass was given "
+                "up.",
+                obj({"limit": {"type": "integer", "minimum": 1, "maximum": 200}}),
+                lambda s, p, raw: HistoryArgs.parse(raw),
+                consolidation_status,
+            ),
+            _tool(
+                "retry_consolidation",
+                "Take again what abandoned consolidation passes held (passes: their ids; "
+                "default every abandoned pass not retried yet): one new pass, run by the "
+                "scheduler. Refused while another pass is under way.",
+                obj({"passes": {"type": "array", "items": PASS_ID, "minItems": 1, "maxItems": 99}}),
+                lambda s, p, raw: RetryArgs.parse(raw),
+                retry_consolidation,
             ),
             _tool(
                 "list_notes",
