@@ -197,7 +197,17 @@ class Settings:
         "", "Name of the environment variable holding the model API key (never the key itself)."
     )
     model_timeout_seconds: float = _setting(
-        60.0, "Seconds one model call may take before it fails.", minimum=1
+        60.0,
+        "Seconds one try of a model call may wait for the server's answer before it fails.",
+        minimum=1,
+    )
+    model_retries: int = _setting(
+        3,
+        "Times a model call is tried again after a transient failure (timeout, 429, 5xx, "
+        "dropped connection) before its stage fails; the wait doubles from 1 s, or is the "
+        "server's Retry-After.",
+        minimum=0,
+        maximum=10,
     )
     vault: str = _setting(
         "on",

@@ -22,7 +22,11 @@ from kgmem.config import Settings, apply_offline_env, model_api_key
 if TYPE_CHECKING:
     import dspy
 
-__all__ = ["ModelGroup", "ModelSet", "ModelSpec"]
+__all__ = ["NO_KEY", "ModelGroup", "ModelSet", "ModelSpec"]
+
+#: The key sent to a configured ``model_api_base`` when ``model_api_key_env`` names none (a
+#: local server that checks no key takes it; one that checks refuses it with a 401).
+NO_KEY = "no-key"
 
 
 class ModelGroup(StrEnum):
@@ -43,7 +47,7 @@ class ModelSpec:
     api_base: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout_seconds: float = 60.0
-    num_retries: int = 3  # transient failures (rate limits, resets) inside one call
+    num_retries: int = 3  # tries again after transient failures (timeouts, 429, 5xx, resets)
     engine: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -62,7 +66,10 @@ class ModelSpec:
         client: dict[str, Any] = {"timeout": self.timeout_seconds}
         if self.api_base:
             client["api_base"] = self.api_base
-        if self.api_key:
+            # never the provider's own variable (OPENAI_API_KEY...) to a server kgmem was
+            # pointed at: the key model_api_key_env names, or a placeholder
+            client["api_key"] = self.api_key or NO_KEY
+        elif self.api_key:
             client["api_key"] = self.api_key
         return dspy.LM(self.model, cache=False, num_retries=self.num_retries, **client)
 
@@ -87,6 +94,7 @@ class ModelSet:
                 api_base=settings.model_api_base or None,
                 api_key=key,
                 timeout_seconds=settings.model_timeout_seconds,
+                num_retries=settings.model_retries,
             )
 
         return cls(primary=spec(settings.model_primary), memory=spec(settings.model_memory))

@@ -67,6 +67,7 @@ def test_modelset_connection_settings_reach_the_lm(tmp_path: Path) -> None:
         KGMEM_MODEL_API_BASE="http://127.0.0.1:8000/v1",
         KGMEM_MODEL_API_KEY_ENV="LOCAL_LLM_KEY",
         KGMEM_MODEL_TIMEOUT_SECONDS="12",
+        KGMEM_MODEL_RETRIES="5",
         LOCAL_LLM_KEY="sk-secret",
     )
     lm = models.lm(PRIMARY)
@@ -74,6 +75,7 @@ def test_modelset_connection_settings_reach_the_lm(tmp_path: Path) -> None:
     assert lm.kwargs["api_base"] == "http://127.0.0.1:8000/v1"
     assert lm.kwargs["api_key"] == "sk-secret"
     assert lm.kwargs["timeout"] == 12.0
+    assert lm.num_retries == 5
     assert "sk-secret" not in repr(models)
 
 
