@@ -15,6 +15,7 @@ from kgmem.memory.grounding import (
     mentions,
 )
 from kgmem.memory.ids import NodeKind, new_node, node_iri, parse_node, stable_node
+from kgmem.memory.known_at import KnownAt, Rewind
 from kgmem.memory.lifecycle import Lifecycle, Verdict
 from kgmem.memory.listing import MemoryList, MemorySummary
 from kgmem.memory.model import (
@@ -90,6 +91,7 @@ __all__ = [
     "IngestResult",
     "IngestStatus",
     "ItemResult",
+    "KnownAt",
     "Lifecycle",
     "MemoryKind",
     "MemoryList",
@@ -107,6 +109,7 @@ __all__ = [
     "ReportedSource",
     "ResetReport",
     "Resolution",
+    "Rewind",
     "Role",
     "ShortMemoryItem",
     "ShortMemoryPolicy",

@@ -4,9 +4,10 @@ through the request's dataloaders. Every read is the caller's own."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import strawberry
 from graphql import GraphQLError
@@ -116,6 +117,7 @@ class Query:
         valid_at: datetime | None = None,
         entity: str | None = None,
         predicate: str | None = None,
+        known_at: datetime | None = None,
     ) -> MemoryConnection:
         c, start, size = info.context, _offset(after), _page(first, MAX_PAGE)
         raw = plain(
@@ -127,6 +129,7 @@ class Query:
                 "valid_at": valid_at,
                 "entity": entity,
                 "predicate": predicate,
+                "known_at": known_at,
             }
         )
         args = _parsed(lambda: r.ListMemoriesArgs.parse(raw))
@@ -134,8 +137,12 @@ class Query:
         ids = [m["id"] for m in found["memories"]]
         records = await c.memory.load_many(ids[:size])
         more = len(ids) > size
+        nodes = [Memory.from_record(m) for m in records if m is not None]
+        if known_at is not None:  # each as it was then, not as it is now
+            then = {m["id"]: m for m in found["memories"]}
+            nodes = [_as_then(n, then[str(n.id)]) for n in nodes]
         return MemoryConnection(
-            nodes=[Memory.from_record(m) for m in records if m is not None],
+            nodes=nodes,
             page_info=PageCursor(
                 has_next_page=more, end_cursor=str(start + size) if more else None
             ),
@@ -326,3 +333,18 @@ class Query:
         c = info.context
         size = _page(first, MAX_NODES)
         return await run_in_threadpool(read_graph, c.services, c.uid, size)
+
+
+def _as_then(node: Memory, then: dict[str, Any]) -> Memory:
+    """``node`` with what a known-at read says of it then (status, pin, valid time)."""
+    return dataclasses.replace(
+        node,
+        status=MemoryStatus(then["status"]),
+        pinned=then["pinned"],
+        valid_from=_instant(then["valid_from"]),
+        valid_until=_instant(then["valid_until"]),
+    )
+
+
+def _instant(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)

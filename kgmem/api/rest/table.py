@@ -113,7 +113,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "GET",
         "/api/memories",
         "list_memories",
-        "The caller's memories, newest first; with valid_at, those that held then",
+        "The caller's memories, newest first; valid_at: those that held then; known_at: as "
+        "kgmem knew them then",
         query=(
             Param("kind", "kind", _arg_schema("list_memories", "kind")),
             Param("status", "status", _arg_schema("list_memories", "status")),
@@ -127,6 +128,12 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             ),
             Param("entity", "entity", _arg_schema("list_memories", "entity"), "Claims about."),
             Param("predicate", "predicate", _arg_schema("list_memories", "predicate")),
+            Param(
+                "known_at",
+                "known_at",
+                _arg_schema("list_memories", "known_at"),
+                "As kgmem knew it then (record time).",
+            ),
         ),
     ),
     Endpoint(

@@ -17,6 +17,7 @@ from kgmem.api.tools.schema import MAX_BUDGET_TOKENS
 from kgmem.errors import UnknownMemory
 from kgmem.memory import (
     DecisionRecord,
+    KnownAt,
     MemoryKind,
     MemoryList,
     MemoryRecord,
@@ -88,6 +89,7 @@ class ListMemoriesArgs:
     valid_at: datetime | None = None
     entity: str | None = None
     predicate: str | None = None
+    known_at: datetime | None = None
 
     @classmethod
     def parse(cls, raw: object) -> ListMemoriesArgs:
@@ -100,6 +102,7 @@ class ListMemoriesArgs:
             f.when("valid_at"),
             f.text("entity", maximum=500),
             f.text("predicate", maximum=500),
+            f.when("known_at"),
         )
         f.done()
         return args
@@ -120,10 +123,25 @@ def list_memories(
 ) -> dict[str, Any]:
     """The caller's memories, newest first (quarantined ones with status=quarantined); with
     ``valid_at``, those whose valid time contains it (by default active, superseded or
-    outdated ones: which value held then)."""
+    outdated ones: which value held then); with ``known_at``, as kgmem knew them then (record
+    time: later memories left out, later status changes undone)."""
     predicate = None if args.predicate is None else _term_iri(args.predicate)
     if args.predicate is not None and predicate is None:
         return {"memories": []}
+    if args.known_at is not None:
+        rewound = KnownAt(services.store, services.queries, services.lifecycle.decisions)
+        then = rewound.memories(
+            principal.uid,
+            args.known_at,
+            args.kind,
+            args.status,
+            limit=args.limit,
+            offset=args.offset,
+            valid_at=args.valid_at,
+            entity=args.entity,
+            predicate=predicate,
+        )
+        return {"memories": [summary_json(s) for s in then]}
     found = MemoryList(services.store, services.queries).memories(
         principal.uid,
         args.kind,

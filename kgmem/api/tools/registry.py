@@ -252,7 +252,8 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 "list_memories",
                 "List the user's memories, newest first, optionally by kind and status. With "
                 "valid_at (and entity, predicate): which value held at that time, e.g. where "
-                "the user worked last March, including values since superseded.",
+                "the user worked last March, including values since superseded. With known_at: "
+                "as memory knew it then (later memories left out, later changes undone).",
                 obj(
                     {
                         "kind": {"type": "string", "enum": [k.value for k in MemoryKind]},
@@ -270,6 +271,11 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                             "Only memories with a claim of this predicate: an IRI or a "
                             "prefixed name such as schema:memberOf (no IRI: none matches).",
                         ),
+                        "known_at": {
+                            **WHEN,
+                            "description": "As kgmem knew it at this time (record time). "
+                            + WHEN["description"],
+                        },
                     }
                 ),
                 lambda s, p, raw: ListMemoriesArgs.parse(raw),
