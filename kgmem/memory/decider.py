@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from rdflib import URIRef
+from rdflib import Literal, URIRef
 
 from kgmem.config import Settings
 from kgmem.memory.changes import fact_quads, net_change, retired_facts
@@ -23,6 +23,7 @@ from kgmem.memory.prepass import (
     Conflict,
     Disposition,
     ExistingClaim,
+    Prepass,
     Resolution,
     prepass,
     resolve_conflict,
@@ -30,8 +31,10 @@ from kgmem.memory.prepass import (
     stated_change,
 )
 from kgmem.memory.records import ClaimRecord, MemoryRecord, read_memory, record_quads
+from kgmem.memory.refs import resolve_refs
 from kgmem.ontology import OntologyService, Violation
 from kgmem.store import Quad, TripleStore, UserGraphs
+from kgmem.vocab import KGM
 
 __all__ = [
     "Actor",
@@ -63,6 +66,9 @@ class Outcome(StrEnum):
     DISCARDED = "discarded"
     QUARANTINED = "quarantined"
     REFUSED = "refused"
+
+
+_EPISODIC = MemoryKind.EPISODIC.iri
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,7 @@ class Decider:
         functional = self.deps.ontology.effective(self.uid).is_functional
         changed = bool(self.plan.change_texts)
         pre = prepass(self.plan.claims, self.existing, slots(functional, changed))
+        pre, supported = self._as_event(pre)
         conflicts = [
             c
             for c in pre.conflicts
@@ -164,6 +171,7 @@ class Decider:
         if waiting is not None:
             return self._promote(waiting)
         memory = self._record(status, self.plan.claims, superseded, weakened, valid_from)
+        memory = replace(memory, supports=supported)
         for old in dict.fromkeys(superseded):
             self._supersede(old, memory.iri, valid_from)
         for old in dict.fromkeys(weakened):
@@ -180,6 +188,34 @@ class Decider:
         return self._finish(
             action, memory.iri, outcome, superseded=tuple(superseded), weakened=tuple(weakened)
         )
+
+    def _as_event(self, pre: Prepass) -> tuple[Prepass, tuple[URIRef, ...]]:
+        """An episode restating what memories know is folded into an episode of the same time
+        that knows it (the same event told again); otherwise it is an event of its own: "moved
+        to Porto on 3 May" is no repeat of "lives in Porto", nor of last year's move, and its
+        evidence supports what the facts among them claim (``kgm:supports``)."""
+        d = self.draft
+        if d.kind is not MemoryKind.EPISODIC or d.occurred_at is None or pre.target is None:
+            return pre, ()
+        keys = {c.key() for c in self.plan.claims}
+        restated = sorted({e.memory for e in self.existing if e.claim.key() in keys})
+        when = {m: self._occurred(m) for m in restated}
+        same = [m for m in restated if when[m] == d.occurred_at]
+        if same:
+            return replace(pre, target=same[0]), ()
+        facts = tuple(m for m in restated if when[m] is None)
+        return Prepass(Disposition.CREATE, None, pre.new_claims, pre.conflicts), facts
+
+    def _occurred(self, memory: URIRef) -> datetime | None:
+        """When an episode happened (None: ``memory`` is no episode)."""
+        kg = self.graphs.kg
+        if not any(True for _ in self.deps.store.quads(kg, memory, KGM.kind, _EPISODIC)):
+            return None
+        for quad in self.deps.store.quads(kg, memory, KGM.occurredAt):
+            value = quad.object.toPython() if isinstance(quad.object, Literal) else None
+            if isinstance(value, datetime):
+                return value
+        return None
 
     # -- statuses ----------------------------------------------------------------------
 
@@ -217,6 +253,7 @@ class Decider:
         valid_from: datetime | None,
     ) -> MemoryRecord:
         d = self.draft
+        refs = resolve_refs(self.deps.store, self.uid, d.source_refs, strict=False)
         expires = None
         if d.ttl is not None:
             expires = (d.occurred_at or self.now) + d.ttl
@@ -238,7 +275,8 @@ class Decider:
             ttl=d.ttl,
             expires_at=expires,
             valid_from=valid_from,
-            source_refs=d.source_refs,
+            source_refs=refs.locators,
+            derived_from=refs.derived_from,
             steps=d.steps,
             triggers=tuple(dict.fromkeys(d.triggers)),
             needs_terms=tuple(dict.fromkeys(self.plan.needs_terms)),

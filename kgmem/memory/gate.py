@@ -62,6 +62,7 @@ from kgmem.memory.model import Authority, DraftMemory, SourceRecord
 from kgmem.memory.overlay import BatchView
 from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
 from kgmem.memory.prepass import ExistingClaim, slots
+from kgmem.memory.refs import UnknownRef, resolve_refs
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
@@ -246,6 +247,11 @@ class WriteGate:
         deferred (``needs_terms``: the memory waits)."""
         if resolver is None and store is not None:
             resolver = EntityResolver(store, self._queries)
+        try:  # a ref naming nothing of theirs: the draft is refused, saying which
+            resolve_refs(store or self._store, uid, draft.source_refs)
+        except UnknownRef as exc:
+            reason = f"source_refs[{exc.index}]: {exc}"
+            return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=(reason,)))
         plan, effective = self.plan(uid, draft, account, resolver=resolver, effective=effective)
         plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
         if not plan.grounded:

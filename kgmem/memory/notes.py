@@ -153,7 +153,10 @@ class ShortNotes:
                     f"consolidation pass {running[0]} has taken it and is under way: "
                     "forget it once the pass ends",
                 )
-            gone = [*self._store.quads(graph, note), *payloads]
+            links = [
+                q for g in UserGraphs(uid).standing for q in self._store.quads(g, obj=note)
+            ]  # source_refs naming it (derivedFrom): what they named is gone
+            gone = [*self._store.quads(graph, note), *payloads, *links]
             tombstone = URIRef(f"urn:kgmem:forgotten:{sha256(str(note).encode()).hexdigest()}")
             _, quads = self._decisions.record(
                 uid,

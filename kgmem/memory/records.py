@@ -89,6 +89,7 @@ class MemoryRecord:
     source_refs: tuple[str, ...] = ()
     supersedes: tuple[URIRef, ...] = ()
     contradicts: tuple[URIRef, ...] = ()
+    supports: tuple[URIRef, ...] = ()  # memories whose claims its evidence also states
     derived_from: tuple[URIRef, ...] = ()
     needs_terms: tuple[URIRef, ...] = ()  # undeclared terms a pending memory waits for
     steps: tuple[str, ...] = ()  # a procedure's steps, in order (the one ordered field)
@@ -103,6 +104,7 @@ class MemoryRecord:
             "about",
             "supersedes",
             "contradicts",
+            "supports",
             "derived_from",
             "needs_terms",
             "claims",
@@ -176,6 +178,7 @@ def record_quads(record: MemoryRecord, graph: URIRef) -> list[Quad]:
         (KGM.about, record.about),
         (KGM.supersedes, record.supersedes),
         (KGM.contradicts, record.contradicts),
+        (KGM.supports, record.supports),
         (KGM.derivedFrom, record.derived_from),
         (KGM.needsTerm, record.needs_terms),
     ):
@@ -320,6 +323,7 @@ def _record(
         source_refs=tuple(sorted(str(r) for r in v.get(KGM.sourceRef, ()))),
         supersedes=iris(KGM.supersedes),
         contradicts=iris(KGM.contradicts),
+        supports=iris(KGM.supports),
         derived_from=iris(KGM.derivedFrom),
         needs_terms=iris(KGM.needsTerm),
         steps=_steps(store, iris(KGM.step), graph),

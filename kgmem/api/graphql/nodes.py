@@ -122,11 +122,16 @@ class Memory:
     ttl: str | None = strawberry.field(description="an xsd:duration, e.g. P30D")
     use_count: int
     rating: int
-    source_refs: list[str]
+    source_refs: list[str] = strawberry.field(description="web addresses it came from")
     about: list[str]
     supersedes: list[str]
     contradicts: list[str]
-    derived_from: list[str]
+    supports: list[str] = strawberry.field(
+        description="memories whose claims its evidence also states (a dated episode of a fact)"
+    )
+    derived_from: list[str] = strawberry.field(
+        description="memories and sources it was derived from (its source_refs, a routine's runs)"
+    )
     needs_terms: list[str]
     claims: list[Claim]
     evidence: list[Evidence]
@@ -163,6 +168,7 @@ class Memory:
             about=_iris(r.about),
             supersedes=_iris(r.supersedes),
             contradicts=_iris(r.contradicts),
+            supports=_iris(r.supports),
             derived_from=_iris(r.derived_from),
             needs_terms=_iris(r.needs_terms),
             claims=[

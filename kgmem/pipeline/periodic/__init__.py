@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 from rdflib import URIRef
 
+from kgmem.errors import GraphNameError
 from kgmem.memory.decider import Outcome
 from kgmem.memory.entities import self_entity
+from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord, read_memory
 from kgmem.pipeline.periodic.gate import Derivation, DerivationWriter, Written
@@ -312,6 +314,8 @@ class Periodic:
             for row in self._store.select(self._queries["pipeline/derivations"], {"graph": graph}):
                 memory, source, about = row["memory"], row["input"], row.get("about")
                 assert isinstance(memory, URIRef) and isinstance(source, URIRef)
+                if not _is_memory(source):  # a draft's link to a source: no derivation here
+                    continue
                 old = found.get(memory) or _Derived(
                     memory, MemoryKind(_local(row["kind"])), MemoryStatus(_local(row["status"]))
                 )
@@ -373,3 +377,10 @@ def _was_reverted(inputs: set[URIRef], reverted: Sequence[frozenset[URIRef]]) ->
 
 def _local(term: object) -> str:
     return str(term).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _is_memory(node: URIRef) -> bool:
+    try:
+        return parse_node(str(node))[1] is NodeKind.MEMORY
+    except GraphNameError:
+        return False
