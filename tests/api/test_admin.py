@@ -59,12 +59,13 @@ def test_only_admins_and_only_well_formed_requests(
         ({}, "user"),
         ({"user": "carol", "colour": "red"}, "colour"),
         ({"user": "carol", "role": "root"}, "role"),
-        ({"user": "bad:id"}, None),
+        ({"user": "bad:id"}, "user"),
+        ({"user": "carol\n"}, "user"),
+        ({"user": "carol", "name": None}, "name"),
     ):
         answer = httpx.post(users, json=body, headers=admin, timeout=10)
         assert answer.status_code == 422, (body, answer.text)
-        if field:
-            assert answer.json()["error"]["field"] == field
+        assert answer.json()["error"]["field"] == field
     again = httpx.post(users, json={"user": "bob"}, headers=admin, timeout=10)
     assert again.status_code == 409
     missing = httpx.post(f"{users}/nobody/keys", json={}, headers=admin, timeout=10)

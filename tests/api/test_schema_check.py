@@ -8,9 +8,13 @@ from typing import Any
 
 import pytest
 
-from kgmem.api.rest.schema_check import SchemaCheck
+from kgmem.api.rest.operation import user_id
+from kgmem.api.rest.schema_check import SchemaCheck, ecma_pattern
 from kgmem.api.tools.args import ArgumentError
-from kgmem.api.tools.schema import INPUTS, VISIBLE
+from kgmem.api.tools.schema import DURATION, INPUTS, VISIBLE
+from kgmem.errors import GraphNameError
+from kgmem.ontology.manifest import ONTOLOGY_ID
+from kgmem.store import check_id
 
 MESSAGE = {"chat": "c", "turn": 0, "role": "user", "text": "hi"}
 DRAFT = {"kind": "semantic", "title": "Tea"}
@@ -119,3 +123,51 @@ def test_not_empty_is_what_str_strip_keeps() -> None:
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         assert (pattern.search(char) is None) == char.isspace(), hex(code)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "alice",
+        "a",
+        "A.b-c_9",
+        "x" * 128,
+        "x" * 129,
+        "alice\n",
+        "\nalice",
+        "-a",
+        ".a",
+        "a b",
+        "a/b",
+        "ä",
+        "",
+        "a$",
+        "9",
+    ],
+)
+def test_an_id_pattern_reads_as_check_id_does(value: str) -> None:
+    """A ``$`` ends the text, as ECMA-262 has it (Python's also matches before a final
+    newline): the document's id patterns refuse exactly what the store's check refuses."""
+    try:
+        check_id(value)
+        held = True
+    except GraphNameError:
+        held = False
+    assert _passes(user_id("a user id"), value) is held
+    ontology = {"type": "string", "pattern": f"^{ONTOLOGY_ID.pattern}$"}
+    assert _passes(ontology, value) is bool(ONTOLOGY_ID.fullmatch(value))
+
+
+def test_a_dollar_ends_the_text_but_not_in_a_class_or_escaped() -> None:
+    assert ecma_pattern("^a$").search("a\n") is None
+    assert ecma_pattern("^a[$]").search("a$") is not None
+    assert ecma_pattern(r"^a\$").search("a$") is not None
+    assert not _passes(DURATION, "P7D\n")
+
+
+def _passes(schema: dict[str, Any], value: object) -> bool:
+    try:
+        SchemaCheck(schema).check(value)
+    except ArgumentError:
+        return False
+    return True

@@ -11,6 +11,10 @@ number of examples per operation) feeds the tests below:
 - nothing connects to the tripwire, which is also the configured model's API base: no input
   makes the server reach out;
 - ``/health`` answers within a second throughout.
+
+The admin operations that change what every other one stands on (:data:`DESTRUCTIVE`) are
+left out of that run and driven by a run of their own right after it, under a second admin's
+key and pinned to a user made to be revoked and reset (see :data:`DESTRUCTIVE`).
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
+import httpx
 import pytest
 import schemathesis
 from schemathesis.engine import events, from_schema
+from schemathesis.schemas import BaseSchema
 
 from tests.api.test_rest import allergy
 from tests.hostile.conftest import HEALTH_EVERY, HEALTH_WITHIN, health_probe, served
@@ -37,6 +44,30 @@ EXAMPLES = int(os.environ.get("HOSTILE_EXAMPLES", "25"))  # per operation and ph
 # A body over max_body_bytes is refused whatever its schema says (JSON Schema cannot count
 # bytes), and every operation with a body documents that 413.
 TOO_LARGE = "413"
+# Admin operations that would pull the ground from under the run: a revoke ends keys (with
+# no key_id, the whole account: the run's own key, were the generator to name its user), a
+# reset drops all of a user's memory (what the run's reads and changes work on), a shapes
+# file applies to every later write, and the catalogue's ontologies are everyone's. The main
+# run leaves them out by operation id; a run of their own follows it, under a second admin's
+# key (ADMIN), with every user in a path pinned to VICTIM, a user made to be revoked and reset,
+# so the run's own key and data are never theirs to touch.
+DESTRUCTIVE = (
+    "admin_revoke",
+    "admin_reset",
+    "admin_put_shapes",
+    "admin_delete_shapes",
+    "admin_put_ontology",
+    "admin_delete_ontology",
+)
+# The admin writes the main run keeps: a new account, or another key, takes nothing from
+# anyone. A new admin write must be put in one list or the other (the run checks).
+KEPT = ("admin_add_user", "admin_issue_key")
+ADMIN, VICTIM = "hostile-admin", "hostile-victim"
+# What JSON Schema cannot say, so a schema-valid input refused with a 422 is no finding here:
+# a reset's confirm must repeat the path's user (its generated body names VICTIM half the
+# time, so resets do happen), a shapes file must parse as Turtle and hold a shape that
+# compiles, an ontology must parse in the syntax ?format= names. Every other check holds.
+CONTENT_CHECKED = ("admin_reset", "admin_put_shapes", "admin_put_ontology")
 
 
 @dataclass(frozen=True)
@@ -66,7 +97,9 @@ class Run:
     seconds: float = 0.0
 
 
-def _config(base: str, token: str, wire: Tripwire) -> schemathesis.Config:
+def _config(
+    base: str, token: str, wire: Tripwire, operations: list[dict[str, object]] | None = None
+) -> schemathesis.Config:
     hostile = ["\x00", "tea\x00time", "\U0001f375\U0001d54b\U00010348", "\x00\U0001f600", wire.url]
     hostile += [f"chat:{wire.url}#0", f"<{wire.url}>", wire.url.replace("http", "https")]
     expected = ["400", "401", "403", "404", "405", "409", TOO_LARGE, "415", "422"]
@@ -77,7 +110,8 @@ def _config(base: str, token: str, wire: Tripwire) -> schemathesis.Config:
             "base-url": base,
             "headers": {"Authorization": f"Bearer {token}"},
             "request-timeout": 30,
-            "dictionaries": {"hostile": {"values": hostile}},
+            "dictionaries": {"hostile": {"values": hostile}, "victim": {"values": [VICTIM]}},
+            "operations": operations or [],
             "generation": {
                 "mode": "all",
                 "max-examples": EXAMPLES,
@@ -129,25 +163,68 @@ def _record(run: Run, event: events.EngineEvent) -> None:
                 )
 
 
+def _user(client: httpx.Client, uid: str, role: str = "user") -> str:
+    """A new account's first key."""
+    made = client.post("/api/admin/users", json={"user": uid, "role": role})
+    assert made.status_code == 201, made.text
+    return str(made.json()["token"])
+
+
+def _destructive(document: dict[str, Any], base: str, token: str, wire: Tripwire) -> BaseSchema:
+    """The schema of the DESTRUCTIVE operations alone, as ADMIN runs them on VICTIM."""
+    pinned: dict[str, object] = {"user": VICTIM}
+    pinned["body.confirm"] = {"dictionary": "victim", "probability": 0.5}
+    operations: list[dict[str, object]] = [
+        {"include-operation-id": list(DESTRUCTIVE), "parameters": pinned},
+        {
+            "include-operation-id": list(CONTENT_CHECKED),
+            "checks": {"positive_data_acceptance": {"enabled": False}},
+        },
+    ]
+    config = _config(base, token, wire, operations)
+    schema = schemathesis.openapi.from_dict(document, config=config)
+    # (an include would add to the selection the [[operations]] entries make: all of them)
+    ids = {op["operationId"] for ops in document["paths"].values() for op in ops.values()}
+    return schema.exclude(operation_id=sorted(ids - set(DESTRUCTIVE)))
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     found = Run()
     home = tmp_path_factory.mktemp("hostile")
     with tripwire() as wire, served(home, wire) as client:
         allergy(client, "h1", "peanuts")  # something for input to find or change
-        document = client.get("/api/openapi.json")
-        assert document.status_code == 200, document.text
+        base = str(client.base_url).rstrip("/")
+        second = _user(client, ADMIN, "admin")
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {_user(client, VICTIM)}"}
+        ) as victim:
+            allergy(victim, "v1", "sesame")  # something for a reset to drop
+        answer = client.get("/api/openapi.json")
+        assert answer.status_code == 200, answer.text
+        document = answer.json()
         token = str(client.headers["Authorization"]).removeprefix("Bearer ")
-        config = _config(str(client.base_url).rstrip("/"), token, wire)
-        schema = schemathesis.openapi.from_dict(document.json(), config=config)
+        schema = schemathesis.openapi.from_dict(document, config=_config(base, token, wire))
         found.operations = {
             f"{method.upper()} {path}"
-            for path, operations in document.json()["paths"].items()
+            for path, operations in document["paths"].items()
             for method in operations
         }
+        ids = {op["operationId"] for ops in document["paths"].values() for op in ops.values()}
+        assert set(DESTRUCTIVE) <= ids, sorted(set(DESTRUCTIVE) - ids)
+        writes = {
+            op["operationId"]
+            for ops in document["paths"].values()
+            for method, op in ops.items()
+            if method != "get" and "admin" in op.get("tags", ())
+        }
+        assert writes == {*DESTRUCTIVE, *KEPT}, "an admin write in neither DESTRUCTIVE nor KEPT"
         began = time.monotonic()
         with health_probe(str(client.base_url), home / "health.log") as samples:
-            for event in from_schema(schema).execute():
+            for event in from_schema(schema.exclude(operation_id=list(DESTRUCTIVE))).execute():
+                _record(found, event)
+            assert client.get("/api/me").status_code == 200  # the run's own key still works
+            for event in from_schema(_destructive(document, base, second, wire)).execute():
                 _record(found, event)
         found.health = samples()
         found.seconds = time.monotonic() - began

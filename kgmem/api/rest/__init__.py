@@ -1,2 +1,3 @@
 """The REST surface: the endpoint table over the agent tools (:mod:`.routes`), its OpenAPI
-document and body checks, and the account routes (``/api/me``, ``/api/admin/*``, ``/health``)."""
+document and body checks, and the other routes (``/api/me``, ``/api/admin/*``, ``/health``),
+each an :class:`~.operation.Operation` the document lists and the route is checked against."""

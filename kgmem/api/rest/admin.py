@@ -17,14 +17,16 @@
 A caller without the admin role gets 403; a new key is in the answer once and never again.
 A reset keeps the account and its keys; ``confirm`` must repeat the user id, so a reset is
 never one mistyped path away.
-Arguments are checked like every tool's (:class:`~kgmem.api.tools.args.Fields`): unknown
-fields and wrong types are 422 naming the field.
+
+The routes are made from one table of :class:`~kgmem.api.rest.operation.Operation`\\ s, which
+the OpenAPI document lists too: each route's path parameters, query and JSON body are checked
+against the schemas the document shows (unknown fields and wrong types are 422 naming the
+field) before its action runs.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
@@ -32,36 +34,90 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kgmem.api.accounts import Accounts, IssuedKey, Role
-from kgmem.api.auth import principal_of, require_admin
-from kgmem.api.errors import error_response
-from kgmem.api.rest.body import BodyError, read_json
-from kgmem.api.tools.args import Fields, jsonable
+from kgmem.api.accounts import IssuedKey, Role
+from kgmem.api.rest.operation import Action, Given, Operation, Schema, checked, user_id
+from kgmem.api.tools.args import jsonable
+from kgmem.api.tools.schema import enum, obj, text
 from kgmem.errors import AccountError, ArgumentError
 from kgmem.memory import user_graphs
-from kgmem.ontology import Catalogue, load_manifest
+from kgmem.ontology import Catalogue, ShapesOrigin, load_manifest
+from kgmem.ontology.manifest import ONTOLOGY_ID
 from kgmem.store import RdfFormat
 
-__all__ = ["admin_routes"]
+__all__ = ["ADMIN", "admin_routes"]
 
 
-Action = Callable[[Accounts, Request, Fields], Awaitable[Response]]
+def _answer(properties: Schema, description: str = "") -> Schema:
+    """An answer's JSON: these fields, each always there."""
+    out: Schema = {"type": "object", "properties": properties, "required": list(properties)}
+    if description:
+        out["description"] = description
+    return out
 
 
-def _admin(action: Action) -> Callable[[Request], Awaitable[Response]]:
-    """An endpoint for admins only, with the request's JSON body read as :class:`Fields`
-    (none: an empty object); a refused body is answered before the action runs."""
-
-    async def endpoint(request: Request) -> Response:
-        require_admin(principal_of(request))
-        cap = request.app.state.services.settings.max_body_bytes
-        try:
-            raw = await read_json(request, cap) if request.method == "POST" else None
-        except BodyError as exc:
-            return error_response(exc.status, exc.code, exc.message, exc.field)
-        return await action(request.app.state.accounts, request, Fields(raw or {}))
-
-    return endpoint
+_STRING: Schema = {"type": "string"}
+_COUNT: Schema = {"type": "integer", "minimum": 0}
+_OR_NULL: Schema = {"type": ["string", "null"]}
+_USER = user_id("a user id")
+_PATH_USER = {"user": _USER}
+_NO_USER = {404: "No such user"}
+_ONTOLOGY: Schema = {
+    "type": "string",
+    "pattern": f"^{ONTOLOGY_ID.pattern}$",
+    "description": "an ontology id: 1 to 64 of a-z 0-9 - starting with a letter or digit",
+}
+_SHAPES_NAME = user_id("a shapes file's name")
+_ACCOUNT = _answer(
+    {
+        "uid": _STRING,
+        "role": enum([r.value for r in Role]),
+        "created_at": _STRING,
+        "name": _OR_NULL,
+        "revoked_at": _OR_NULL,
+        "keys": {**_COUNT, "description": "How many live keys it has."},
+    }
+)
+_ISSUED = _answer(
+    {"user": _STRING, "key_id": _STRING, "token": _STRING},
+    "The new key: its token is shown here once and never again.",
+)
+_FILE = _answer(
+    {
+        "path": _STRING,
+        "sha256": _STRING,
+        "size": _COUNT,
+        "triples": _COUNT,
+        "origin": _STRING,
+        "graph": _STRING,
+    }
+)
+_CATALOGUED = _answer(
+    {
+        "ontology_id": _STRING,
+        "title": _STRING,
+        "release": _STRING,
+        "origin": _STRING,
+        "triples": _COUNT,
+        "classes": _COUNT,
+        "properties": _COUNT,
+        "files": {"type": "array", "items": _FILE},
+    }
+)
+_SHAPES = _answer(
+    {
+        "name": _STRING,
+        "origin": enum([o.value for o in ShapesOrigin]),
+        "graph": _STRING,
+        "triples": _COUNT,
+        "shapes": _COUNT,
+    }
+)
+_TURTLE: Schema = {"type": "string", "description": "A SHACL shapes file in Turtle."}
+_RDF: Schema = {
+    "type": "string",
+    "format": "binary",
+    "description": "The RDF file, in the syntax ?format= names (its Content-Type is not read).",
+}
 
 
 def _issued(issued: IssuedKey) -> JSONResponse:
@@ -69,53 +125,43 @@ def _issued(issued: IssuedKey) -> JSONResponse:
     return JSONResponse(body, status_code=201)
 
 
-async def _list(accounts: Accounts, request: Request, f: Fields) -> Response:
-    f.done()
-    found = await run_in_threadpool(accounts.all)
+async def _list(request: Request, given: Given) -> Response:
+    found = await run_in_threadpool(request.app.state.accounts.all)
     return JSONResponse({"users": [jsonable(a) for a in found]})
 
 
-async def _add(accounts: Accounts, request: Request, f: Fields) -> Response:
+async def _add(request: Request, given: Given) -> Response:
+    f = given.body
     uid = f.required_text("user", maximum=128)
     role = f.choice("role", Role) or Role.USER
     name = f.text("name", maximum=200)
     f.done()
+    accounts = request.app.state.accounts
     return _issued(await run_in_threadpool(lambda: accounts.add(uid, role=role, name=name)))
 
 
-async def _key(accounts: Accounts, request: Request, f: Fields) -> Response:
-    label = f.text("label", maximum=200)
-    f.done()
+async def _key(request: Request, given: Given) -> Response:
+    label = given.body.text("label", maximum=200)
+    given.body.done()
     uid = request.path_params["user"]
-    return _issued(await run_in_threadpool(accounts.issue, uid, label))
+    return _issued(await run_in_threadpool(request.app.state.accounts.issue, uid, label))
 
 
-async def _revoke(accounts: Accounts, request: Request, f: Fields) -> Response:
-    key_id = f.text("key_id", maximum=64)
-    f.done()
+async def _revoke(request: Request, given: Given) -> Response:
+    key_id = given.body.text("key_id", maximum=64)
+    given.body.done()
     uid = request.path_params["user"]
-    count = await run_in_threadpool(accounts.revoke, uid, key_id)
+    count = await run_in_threadpool(request.app.state.accounts.revoke, uid, key_id)
     return JSONResponse({"user": uid, "key_id": key_id, "revoked_keys": count})
 
 
-def _catalogue(request: Request) -> Catalogue:
-    services = request.app.state.services
-    return Catalogue(services.store, services.queries, load_manifest())
-
-
-async def _ontologies(accounts: Accounts, request: Request, f: Fields) -> Response:
-    f.done()
-    found = await run_in_threadpool(_catalogue(request).list)
-    return JSONResponse({"ontologies": [jsonable(i) for i in found]})
-
-
-async def _reset(accounts: Accounts, request: Request, f: Fields) -> Response:
+async def _reset(request: Request, given: Given) -> Response:
     uid = request.path_params["user"]
-    if f.required_text("confirm", maximum=128) != uid:
+    if given.body.required_text("confirm", maximum=128) != uid:
         raise ArgumentError("confirm", f"must repeat the user id {uid!r} to reset it")
-    f.done()
+    given.body.done()
     services = request.app.state.services
-    known = {a.uid for a in await run_in_threadpool(accounts.all)}
+    known = {a.uid for a in await run_in_threadpool(request.app.state.accounts.all)}
     graphs = await run_in_threadpool(user_graphs, services.store, uid)
     if uid not in known and not graphs:
         raise AccountError(uid, "no such user")
@@ -123,29 +169,23 @@ async def _reset(accounts: Accounts, request: Request, f: Fields) -> Response:
     return JSONResponse(jsonable(report))
 
 
-async def _raw_body(request: Request) -> bytes | Response:
-    """The request body up to the configured cap (over it: the 413 answer)."""
-    cap = request.app.state.services.settings.max_body_bytes
-    too_large = error_response(413, "too_large", f"the body is over the {cap}-byte cap", "body")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        return too_large
-    body = await request.body()
-    return too_large if len(body) > cap else body
+def _catalogue(request: Request) -> Catalogue:
+    services = request.app.state.services
+    return Catalogue(services.store, services.queries, load_manifest())
 
 
-async def _put_ontology(request: Request) -> Response:
+async def _ontologies(request: Request, given: Given) -> Response:
+    found = await run_in_threadpool(_catalogue(request).list)
+    return JSONResponse({"ontologies": [jsonable(i) for i in found]})
+
+
+async def _put_ontology(request: Request, given: Given) -> Response:
     """The body is the RDF file itself (not JSON): ``?format=`` names its syntax."""
-    require_admin(principal_of(request))
     ontology_id = request.path_params["ontology"]
-    f = Fields(dict(request.query_params))
-    fmt = f.choice("format", RdfFormat, required=True)
-    title = f.text("title", maximum=200)
-    f.done()
-    body = await _raw_body(request)
-    if isinstance(body, Response):
-        return body
-    catalogue = _catalogue(request)
+    fmt = given.query.choice("format", RdfFormat, required=True)
+    title = given.query.text("title", maximum=200)
+    given.query.done()
+    catalogue, body = _catalogue(request), given.raw
 
     def add() -> dict[str, object]:
         with tempfile.TemporaryDirectory(prefix="kgmem-upload-") as tmp:
@@ -157,49 +197,200 @@ async def _put_ontology(request: Request) -> Response:
     return JSONResponse(await run_in_threadpool(add), status_code=201)
 
 
-async def _delete_ontology(request: Request) -> Response:
-    require_admin(principal_of(request))
+async def _delete_ontology(request: Request, given: Given) -> Response:
     ontology_id = request.path_params["ontology"]
     dropped = await run_in_threadpool(_catalogue(request).remove, ontology_id)
     return JSONResponse({"ontology": ontology_id, "graphs": [str(g) for g in dropped]})
 
 
-async def _shapes(accounts: Accounts, request: Request, f: Fields) -> Response:
-    f.done()
+async def _shapes(request: Request, given: Given) -> Response:
     found = await run_in_threadpool(request.app.state.services.shapes.list)
     return JSONResponse({"shapes": [jsonable(i) for i in found]})
 
 
-async def _put_shapes(request: Request) -> Response:
+async def _put_shapes(request: Request, given: Given) -> Response:
     """The body is the Turtle file itself; it replaces the admin's file of that name."""
-    require_admin(principal_of(request))
-    Fields(dict(request.query_params)).done()
-    body = await _raw_body(request)
-    if isinstance(body, Response):
-        return body
     shapes = request.app.state.services.shapes
-    info = await run_in_threadpool(shapes.put, request.path_params["name"], body)
+    info = await run_in_threadpool(shapes.put, request.path_params["name"], given.raw)
     return JSONResponse(jsonable(info), status_code=201)
 
 
-async def _delete_shapes(request: Request) -> Response:
-    require_admin(principal_of(request))
+async def _delete_shapes(request: Request, given: Given) -> Response:
     shapes = request.app.state.services.shapes
     info = await run_in_threadpool(shapes.remove, request.path_params["name"])
     return JSONResponse(jsonable(info))
 
 
+_TABLE: tuple[tuple[Operation, Action], ...] = (
+    (
+        Operation(
+            "GET",
+            "/api/admin/users",
+            "admin_list_users",
+            "Every account: role, live keys, dates",
+            _answer({"users": {"type": "array", "items": _ACCOUNT}}),
+        ),
+        _list,
+    ),
+    (
+        Operation(
+            "POST",
+            "/api/admin/users",
+            "admin_add_user",
+            "A new account and its first key",
+            _ISSUED,
+            status=201,
+            body=obj(
+                {
+                    "user": _USER,
+                    "role": enum([r.value for r in Role], "Its role (default user)."),
+                    "name": text(200, "Its display name."),
+                },
+                ("user",),
+            ),
+            body_required=True,
+            errors={409: "The account exists already"},
+        ),
+        _add,
+    ),
+    (
+        Operation(
+            "POST",
+            "/api/admin/users/{user}/keys",
+            "admin_issue_key",
+            "Another key for a live account",
+            _ISSUED,
+            status=201,
+            params=_PATH_USER,
+            body=obj({"label": text(200, "What the key is for.")}),
+            errors={**_NO_USER, 409: "The account is revoked"},
+        ),
+        _key,
+    ),
+    (
+        Operation(
+            "POST",
+            "/api/admin/users/{user}/revoke",
+            "admin_revoke",
+            "Revoke one key of an account (key_id), or the account and every key",
+            _answer({"user": _STRING, "key_id": _OR_NULL, "revoked_keys": _COUNT}),
+            params=_PATH_USER,
+            body=obj({"key_id": text(64, "The key to revoke (default: the account).")}),
+            errors={**_NO_USER, 409: "The account has no such key"},
+        ),
+        _revoke,
+    ),
+    (
+        Operation(
+            "POST",
+            "/api/admin/users/{user}/reset",
+            "admin_reset",
+            "Drop every graph of a user's memory; the account and its keys stay",
+            _answer(
+                {"uid": _STRING, "graphs": {"type": "array", "items": _STRING}, "triples": _COUNT}
+            ),
+            params=_PATH_USER,
+            body=obj({"confirm": user_id("the user id again, as the path has it")}, ("confirm",)),
+            body_required=True,
+            errors=_NO_USER,
+            description="confirm must repeat the path's user id (else 422), so a reset is never "
+            "one mistyped path away.",
+        ),
+        _reset,
+    ),
+    (
+        Operation(
+            "GET",
+            "/api/admin/ontologies",
+            "admin_list_ontologies",
+            "The ontology catalogue: origin, release, counts",
+            _answer({"ontologies": {"type": "array", "items": _CATALOGUED}}),
+        ),
+        _ontologies,
+    ),
+    (
+        Operation(
+            "PUT",
+            "/api/admin/ontologies/{ontology}",
+            "admin_put_ontology",
+            "Add or replace an ontology of the catalogue from the body's RDF file",
+            _answer({"ontology": _STRING, "triples": _COUNT}),
+            status=201,
+            params={"ontology": _ONTOLOGY},
+            query={
+                "format": enum([f.value for f in RdfFormat], "The body's RDF syntax."),
+                "title": text(200, "Its title (default: its id)."),
+            },
+            required_query=("format",),
+            raw_body={"application/octet-stream": _RDF},
+            errors={
+                409: "The id is kgmem's own vocabulary or a bundled ontology",
+                422: "A parameter is wrong, or the body does not parse or holds no triples",
+            },
+        ),
+        _put_ontology,
+    ),
+    (
+        Operation(
+            "DELETE",
+            "/api/admin/ontologies/{ontology}",
+            "admin_delete_ontology",
+            "Drop an ontology's graphs from the catalogue",
+            _answer({"ontology": _STRING, "graphs": {"type": "array", "items": _STRING}}),
+            params={"ontology": _ONTOLOGY},
+            errors={
+                404: "No such ontology",
+                409: "The id is kgmem's own vocabulary or a bundled ontology",
+            },
+        ),
+        _delete_ontology,
+    ),
+    (
+        Operation(
+            "GET",
+            "/api/admin/shapes",
+            "admin_list_shapes",
+            "Every SHACL shapes file: bundled, and the admins' own",
+            _answer({"shapes": {"type": "array", "items": _SHAPES}}),
+        ),
+        _shapes,
+    ),
+    (
+        Operation(
+            "PUT",
+            "/api/admin/shapes/{name}",
+            "admin_put_shapes",
+            "Add or replace an admin's shapes file from the body (Turtle); it applies to "
+            "the next write",
+            _SHAPES,
+            status=201,
+            params={"name": _SHAPES_NAME},
+            raw_body={"text/turtle": _TURTLE},
+            errors={
+                409: "The name is a bundled shapes file's",
+                422: "A parameter is wrong, or the body does not parse, holds no shape or "
+                "does not compile with the other shapes",
+            },
+        ),
+        _put_shapes,
+    ),
+    (
+        Operation(
+            "DELETE",
+            "/api/admin/shapes/{name}",
+            "admin_delete_shapes",
+            "Drop an admin's shapes file",
+            _SHAPES,
+            params={"name": _SHAPES_NAME},
+            errors={404: "No shapes file of this name was added", 409: "It is bundled"},
+        ),
+        _delete_shapes,
+    ),
+)
+
+#: The admin routes as the OpenAPI document lists them.
+ADMIN: tuple[Operation, ...] = tuple(operation for operation, _ in _TABLE)
+
+
 def admin_routes() -> list[Route]:
-    return [
-        Route("/api/admin/users", _admin(_list), methods=["GET"]),
-        Route("/api/admin/users", _admin(_add), methods=["POST"]),
-        Route("/api/admin/users/{user}/keys", _admin(_key), methods=["POST"]),
-        Route("/api/admin/users/{user}/revoke", _admin(_revoke), methods=["POST"]),
-        Route("/api/admin/users/{user}/reset", _admin(_reset), methods=["POST"]),
-        Route("/api/admin/ontologies", _admin(_ontologies), methods=["GET"]),
-        Route("/api/admin/ontologies/{ontology}", _put_ontology, methods=["PUT"]),
-        Route("/api/admin/ontologies/{ontology}", _delete_ontology, methods=["DELETE"]),
-        Route("/api/admin/shapes", _admin(_shapes), methods=["GET"]),
-        Route("/api/admin/shapes/{name}", _put_shapes, methods=["PUT"]),
-        Route("/api/admin/shapes/{name}", _delete_shapes, methods=["DELETE"]),
-    ]
+    return [Route(op.path, checked(op, action), methods=[op.method]) for op, action in _TABLE]

@@ -7,10 +7,52 @@ from starlette.responses import JSONResponse
 
 from kgmem import __version__
 from kgmem.api.auth import principal_of, require_admin
+from kgmem.api.rest.operation import Access, Operation
 from kgmem.api.services import Services
 from kgmem.store import collect_facts
 
-__all__ = ["health"]
+__all__ = ["HEALTH", "health"]
+
+_OBJECT = {"type": "object"}
+HEALTH = Operation(
+    "GET",
+    "/health",
+    "health",
+    "Liveness, version and store facts",
+    {
+        "type": "object",
+        "properties": {
+            "status": {"const": "ok"},
+            "version": {"type": "string"},
+            "uptime_seconds": {"type": "number"},
+            "store": _OBJECT,
+            "index": {
+                "type": "object",
+                "properties": {
+                    "warm": {"type": "boolean"},
+                    "repairing": {"type": "integer", "minimum": 0},
+                    "repairs": _OBJECT,
+                },
+                "required": ["warm", "repairing"],
+            },
+        },
+        "required": ["status", "version", "uptime_seconds", "store", "index"],
+    },
+    access=Access.OPEN,
+    query={
+        "detail": {
+            "type": "string",
+            "description": "Given (an admin's key only: it names every user's graphs): the "
+            "users being repaired; 1 or true: also every graph's triple count and size on disk.",
+        }
+    },
+    errors={
+        401: "detail without an API key, or with a malformed, unknown or revoked one",
+        403: "detail with the key of a user who is not an admin",
+    },
+    description="Open: no key needed, but for detail. Other query parameters are ignored.",
+    lenient=True,
+)
 
 
 async def health(request: Request) -> JSONResponse:

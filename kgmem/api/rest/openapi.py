@@ -1,6 +1,9 @@
 """``GET /api/openapi.json``: the OpenAPI 3.1 document of the REST surface, made from the
-endpoint table (:data:`kgmem.api.rest.routes.ENDPOINTS`) and the tools' argument schemas, so a
-route, a parameter or a body field cannot be added without appearing here."""
+endpoint table (:data:`kgmem.api.rest.table.ENDPOINTS`) and the tools' argument schemas, and
+from the operations of the other routes (:data:`OPERATIONS`: ``/api/me``, ``/health``, this
+document, the admin routes), whose routes check what they take against the schemas shown
+here, so a route, a parameter or a body field cannot be added without appearing here
+(``tests/api/test_rest_schema.py`` walks the app's routes to hold it to that)."""
 
 from __future__ import annotations
 
@@ -12,12 +15,16 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from kgmem import __version__
+from kgmem.api.rest.admin import ADMIN
+from kgmem.api.rest.health import HEALTH
+from kgmem.api.rest.me import ME
+from kgmem.api.rest.operation import Access, Given, Operation, checked
 from kgmem.api.rest.table import ENDPOINTS, Endpoint
 from kgmem.api.tools.registry import TOOLS
 from kgmem.api.tools.schema import ERROR, MEMORY_ID
 from kgmem.config import Settings
 
-__all__ = ["body_schema", "openapi_document", "openapi_route"]
+__all__ = ["OPERATIONS", "body_schema", "openapi_document", "openapi_route"]
 
 Schema = dict[str, Any]
 
@@ -102,6 +109,58 @@ def _operation(endpoint: Endpoint, settings: Settings) -> Schema:
     return operation
 
 
+OPENAPI = Operation(
+    "GET",
+    "/api/openapi.json",
+    "openapi",
+    "This document",
+    {"type": "object", "required": ["openapi", "info", "paths"]},
+    access=Access.KEY,
+)
+
+#: Every route that is no tool's, as the document lists it.
+OPERATIONS: tuple[Operation, ...] = (ME, OPENAPI, *ADMIN, HEALTH)
+
+
+def _parameter(name: str, where: str, schema: Schema, required: bool) -> Schema:
+    out: Schema = {"name": name, "in": where, "required": required, "schema": dict(schema)}
+    if "description" in schema:
+        out["description"] = schema["description"]
+    return out
+
+
+def _described(op: Operation) -> Schema:
+    """The document's entry for a route that is no tool's."""
+    params = [_parameter(n, "path", s, True) for n, s in op.params.items()]
+    params += [_parameter(n, "query", s, n in op.required_query) for n, s in op.query.items()]
+    answer = {"application/json": {"schema": op.answer}}
+    operation: Schema = {
+        "operationId": op.operation_id,
+        "summary": op.summary,
+        "parameters": params,
+        "responses": {
+            str(op.status): {"description": "Done", "content": answer},
+            **{str(s): _error(meaning) for s, meaning in op.responses.items()},
+        },
+    }
+    description = op.description
+    if op.access is Access.ADMIN:
+        operation["tags"] = ["admin"]
+        operation["security"] = [{"bearer": ["admin"]}]
+        description = f"{description} An admin's key only (403 for any other).".strip()
+    elif op.access is Access.OPEN:
+        operation["security"] = [{}, {"bearer": ["admin"]}]
+    if description:
+        operation["description"] = description
+    if op.body is not None:
+        content = {"application/json": {"schema": op.body}}
+        operation["requestBody"] = {"required": op.body_required, "content": content}
+    elif op.raw_body:
+        content = {media: {"schema": schema} for media, schema in op.raw_body.items()}
+        operation["requestBody"] = {"required": True, "content": content}
+    return operation
+
+
 def openapi_document(settings: Settings) -> Schema:
     """The OpenAPI 3.1 document of every REST route."""
     paths: Schema = {}
@@ -109,23 +168,16 @@ def openapi_document(settings: Settings) -> Schema:
         paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = _operation(
             endpoint, settings
         )
-    paths["/api/openapi.json"] = {
-        "get": {
-            "operationId": "openapi",
-            "summary": "This document",
-            "responses": {
-                "200": {"description": "The OpenAPI document"},
-                "401": _error(_ERRORS["401"]),
-            },
-        }
-    }
+    for op in OPERATIONS:
+        paths.setdefault(op.path, {})[op.method.lower()] = _described(op)
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "kgmem REST API",
             "version": __version__,
-            "description": "Long-term memory for agents. Every route takes an API key as a "
-            "Bearer token; the key alone decides whose memory a request reads and writes.",
+            "description": "Long-term memory for agents. Every route but /health takes an API "
+            "key as a Bearer token; the key alone decides whose memory a request reads and "
+            "writes. The admin routes (security bearer: [admin]) take an admin's key only.",
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}],
@@ -137,9 +189,9 @@ def openapi_document(settings: Settings) -> Schema:
     }
 
 
-async def _serve(request: Request) -> JSONResponse:
+async def _serve(request: Request, given: Given) -> JSONResponse:
     return JSONResponse(openapi_document(request.app.state.services.settings))
 
 
 def openapi_route() -> Route:
-    return Route("/api/openapi.json", _serve, methods=["GET"])
+    return Route(OPENAPI.path, checked(OPENAPI, _serve), methods=[OPENAPI.method])

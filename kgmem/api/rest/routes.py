@@ -63,10 +63,10 @@ async def _given(request: Request, endpoint: Endpoint, cap: int) -> _Given:
 def _arguments(endpoint: Endpoint, body_check: SchemaCheck, given: _Given) -> dict[str, object]:
     raw: dict[str, object] = {}
     if given.body is not None:
-        body = decode_json(given.body, given.content_type)
-        if body is None and endpoint.body_required:
+        if not given.body and endpoint.body_required:
             raise BodyError(400, "malformed", "this route needs a JSON object body", "body")
-        if body is not None:
+        if given.body:  # a JSON null is a body, and no object
+            body = decode_json(given.body, given.content_type)
             _check_body(endpoint, body_check, body)
             assert isinstance(body, dict)
             raw.update(body)

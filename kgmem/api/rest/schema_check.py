@@ -7,34 +7,71 @@ the schema cannot say (an id that is this user's, a quote found in a source), so
 disagree about the shape of an input.
 
 Formats are not checked here: a time or a duration is read by
-:mod:`kgmem.memory.times`, which refuses what it cannot read, naming the field.
+:mod:`kgmem.memory.times`, which refuses what it cannot read, naming the field. A ``pattern``
+is read as the document's readers read it (ECMA-262): its ``$`` is the end of the text, where
+Python's also matches before a final newline (``alice\n`` is no user id).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from kgmem.api.tools.args import ArgumentError, describe
 from kgmem.api.tools.schema import DURATION, VISIBLE, WHEN
 from kgmem.memory.times import parse_duration, parse_time
 
-__all__ = ["SchemaCheck"]
+__all__ = ["SchemaCheck", "ecma_pattern"]
 
 _KINDS = {"string": "a string", "integer": "a whole number", "number": "a number"}
 _KINDS |= {"boolean": "a boolean", "array": "a list", "object": "an object"}
+
+
+@lru_cache(maxsize=256)
+def ecma_pattern(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled to match as ECMA-262 reads it: each ``$`` (outside a character
+    class, not escaped) is the end of the text (Python's ``\\Z``)."""
+    out: list[str] = []
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(pattern[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+        index += 1
+    return re.compile("".join(out))
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: object, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not ecma_pattern(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
 class SchemaCheck:
     """One compiled schema: :meth:`check` raises :class:`ArgumentError` for what it refuses."""
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        Draft202012Validator.check_schema(schema)
-        self._validator = Draft202012Validator(schema)
+        _Validator.check_schema(schema)
+        self._validator = _Validator(schema)
 
     def check(self, instance: object) -> None:
         error = best_match(self._validator.iter_errors(instance))
