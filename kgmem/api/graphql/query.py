@@ -59,13 +59,13 @@ def _offset(after: str | None) -> int:
     return int(after) if after is not None and after.isdigit() else 0
 
 
-def _page(first: int, most: int) -> int:
-    """A page size the caller asked for: a number below 1 is an error naming ``first``
-    (it once silently became 1); one above ``most`` is capped at ``most``."""
+def _page(first: int, most: int, name: str = "first") -> int:
+    """A page size the caller asked for (in argument ``name``): a number below 1 is an
+    error naming it (it once silently became 1); one above ``most`` is capped at ``most``."""
     if first < 1:
         raise GraphQLError(
-            f"first must be at least 1 (got {first})",
-            extensions={"field": "first", "code": "BAD_USER_INPUT"},  # the caller's, not ours
+            f"{name} must be at least 1 (got {first})",
+            extensions={"field": name, "code": "BAD_USER_INPUT"},  # the caller's, not ours
         )
     return min(first, most)
 
@@ -321,7 +321,7 @@ class Query:
     @field("Consolidation status and the latest passes.")
     async def consolidation(self, info: Ctx, history: int = 20) -> Consolidation:
         c = info.context
-        limit = max(1, min(history, 200))
+        limit = _page(history, 200, "history")  # 0 is refused, as REST's limit=0 is
         status = await run_in_threadpool(c.services.consolidation.status, c.uid, limit)
         return Consolidation.of(status)
 
@@ -336,9 +336,13 @@ class Query:
 
 
 def _as_then(node: Memory, then: dict[str, Any]) -> Memory:
-    """``node`` with what a known-at read says of it then (status, pin, valid time)."""
+    """``node`` with what a known-at read says of it then (title, confidence, status, pin,
+    valid time: every field of the summary that may change since)."""
+    confidence = then["confidence"]
     return dataclasses.replace(
         node,
+        title=then["title"],
+        confidence=node.confidence if confidence is None else confidence,
         status=MemoryStatus(then["status"]),
         pinned=then["pinned"],
         valid_from=_instant(then["valid_from"]),
