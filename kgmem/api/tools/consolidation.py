@@ -44,6 +44,8 @@ def pass_json(report: PassReport) -> dict[str, Any]:
         "started_at": _at(p.started_at),
         "finished_at": _at(p.finished_at),
         "next_attempt_at": _at(verdict.next_attempt_at),
+        "owner": None if p.owner is None else {"host": p.owner.host, "pid": p.owner.pid},
+        "heartbeat_at": _at(p.heartbeat_at),
         "drafts": report.drafts,
         "sources": report.sources,
         "error": p.error,
