@@ -57,6 +57,7 @@ class Principal:
     uid: str
     role: Role
     key_id: str
+    host: bool = False  # a host key: what it reports of a chat is first-hand (reflect_session)
 
     @property
     def admin(self) -> bool:
@@ -79,6 +80,7 @@ class ApiKey:
     created_at: datetime
     label: str | None = None
     revoked_at: datetime | None = None
+    host: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class Accounts:
                 created_at=instant(row["created"]) or self._clock.now(),
                 label=str(row["label"]) if "label" in row else None,
                 revoked_at=instant(row.get("revoked")),
+                host="host" in row,
             )
             for row in self._store.select(self._queries["accounts/keys"], bindings)
         ]
@@ -176,7 +179,8 @@ class Accounts:
         if len(rows) != 1 or "keyRevoked" in rows[0] or "accountRevoked" in rows[0]:
             return None
         row = rows[0]
-        return str(row["hash"]), Principal(str(row["uid"]), Role(str(row["role"])), key_id)
+        principal = Principal(str(row["uid"]), Role(str(row["role"])), key_id, "host" in row)
+        return str(row["hash"]), principal
 
     # -- changes -------------------------------------------------------------------------
 
@@ -200,12 +204,13 @@ class Accounts:
         self._commit(Changeset.of([*quads, *key_quads], []))
         return issued
 
-    def issue(self, uid: str, label: str | None = None) -> IssuedKey:
-        """Another key for an existing, live account."""
+    def issue(self, uid: str, label: str | None = None, *, host: bool = False) -> IssuedKey:
+        """Another key for an existing, live account (``host``: for the application the
+        agent runs in, whose reports of a chat are first-hand)."""
         account = self.get(uid)
         if account.revoked_at is not None:
             raise AccountError(uid, "is revoked")
-        issued, quads = self._new_key(uid, label)
+        issued, quads = self._new_key(uid, label, host=host)
         self._commit(Changeset.of(quads, []))
         return issued
 
@@ -226,7 +231,9 @@ class Accounts:
             self._commit(Changeset.of(quads, []))
         return len(live)
 
-    def _new_key(self, uid: str, label: str | None) -> tuple[IssuedKey, list[Quad]]:
+    def _new_key(
+        self, uid: str, label: str | None, *, host: bool = False
+    ) -> tuple[IssuedKey, list[Quad]]:
         key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         key, g = _key(key_id), ACCOUNTS_GRAPH
         quads = [
@@ -238,6 +245,8 @@ class Accounts:
         ]
         if label:
             quads.append(Quad(key, KGM.label, Literal(label), g))
+        if host:
+            quads.append(Quad(key, KGM.hostKey, Literal(True), g))
         return IssuedKey(uid, key_id, f"kgm_{key_id}_{secret}"), quads
 
     def _commit(self, changes: Changeset) -> None:

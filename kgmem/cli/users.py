@@ -52,12 +52,18 @@ def add(uid: str, admin: bool, name: str | None) -> None:
 @users.command("token")
 @click.argument("uid", metavar="USER")
 @click.option("--label", help="What the key is for (shown by list).")
-def token(uid: str, label: str | None) -> None:
+@click.option(
+    "--host",
+    is_flag=True,
+    help="For the application the agent runs in: the chats it hands over (reflect_session) "
+    "are first-hand, not agent-reported.",
+)
+def token(uid: str, label: str | None, host: bool) -> None:
     """Issue another API key for USER."""
     settings = load_settings()
     with local_store(settings, "issue keys") as store:
         try:
-            issued = Accounts(store, QueryRegistry.load()).issue(uid, label)
+            issued = Accounts(store, QueryRegistry.load()).issue(uid, label, host=host)
         except KgmemError as exc:
             fail(str(exc))
     _show_key(issued)

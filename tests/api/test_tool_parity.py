@@ -97,6 +97,7 @@ WRITE_ONLY = {
     "retry_consolidation": "queues a pass",
     "forget_note": "purges a note",
     "review_decide": "approves or rejects a pending memory",
+    "reflect_session": "writes sources and memories (tests/api/test_reflect_session.py)",
 }
 
 #: Tools with no REST route, and why. None: a tool unreachable over REST is a bug.
@@ -125,6 +126,7 @@ GRAPHQL_FIELDS = {
     "prompt_context": "Query.promptContext",
     "review_mode": "Query.reviewMode",
     "decisions_feed": "Query.decisions",
+    "reflect_session": "Mutation.reflectSession",
 }
 #: ...or why it has none.
 NO_GRAPHQL_FIELD = {
@@ -844,6 +846,14 @@ REFUSALS = (
         lambda w: {},
         "mood",
         graphql="schema",
+    ),
+    Refusal(
+        "reflect: neither messages nor learnings",
+        "reflect_session",
+        lambda w: {"chat": CHAT},
+        f"mutation($c: String!) {{ out: reflectSession(chat: $c) {{ {IN} }} }}",
+        lambda w: {"c": CHAT},
+        "learnings",
     ),
     Refusal(
         "draft: confidence above 1",

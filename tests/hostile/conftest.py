@@ -2,7 +2,7 @@
 
 The server is ``kgmem serve`` in a process of its own (so the test's own work, generators
 included, is not the server's CPU), its model's API pointed at a loopback *tripwire* that
-records any connection, and ``/health`` is asked every 0.2 s from a third process: a thread
+records any connection (its consolidation sweep held off: passes call the model by design), and ``/health`` is asked every 0.2 s from a third process: a thread
 of the test process would wait for the test's own work (hypothesis and schemathesis hold the
 GIL in long calls) and time that instead of the server.
 """
@@ -82,6 +82,10 @@ def served(home: Path, wire: Tripwire) -> Iterator[httpx.Client]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KGMEM_")}
     env.update(KGMEM_HOME=str(home), LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1")
     env.update(KGMEM_MODEL_PRIMARY="openai/tripwire", KGMEM_MODEL_API_BASE=wire.url)
+    # A consolidation pass calls the model by design (reflect_session queues one at once,
+    # an idle chat one after a while), from the scheduler, not from a request: the sweep is
+    # held off, so the tripwire sees what a request itself makes the server connect to.
+    env.update(KGMEM_SWEEP_INTERVAL_SECONDS="86400")
     port = free_port()
     command = [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)]
     with (home / "serve.log").open("wb") as log:

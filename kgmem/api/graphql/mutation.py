@@ -22,6 +22,7 @@ from kgmem.api.graphql.results import (
     Managed,
     NotFound,
     OutcomeRecorded,
+    Reflected,
     Remembered,
     Retried,
     attempt,
@@ -31,6 +32,7 @@ from kgmem.api.graphql.results import (
 from kgmem.api.graphql.types import Ctx
 from kgmem.api.tools import consolidation as k
 from kgmem.api.tools import notes as n
+from kgmem.api.tools import sessions as s
 from kgmem.api.tools import write as w
 from kgmem.api.tools.args import jsonable
 from kgmem.memory import MemoryKind, Verdict, WriteMode
@@ -113,6 +115,18 @@ class MessageInput:
     speaker: str | None = None
 
 
+@strawberry.input(description="One turn of a session's chat (its chat is the session's).")
+class TurnInput:
+    turn: int
+    role: str = strawberry.field(description="user, assistant or tool")
+    text: str
+    timestamp: datetime | None = None
+    tool_name: str | None = None
+    tool_outcome: str | None = None
+    recall_tool: bool | None = None
+    speaker: str | None = None
+
+
 @strawberry.input(description="One state a task entered, and when.")
 class TaskStateInput:
     state: str = strawberry.field(description="created, started, completed, failed or cancelled")
@@ -168,6 +182,7 @@ ManageResult = Annotated[
 ]
 IngestResult = Annotated[Ingested | InputError | Conflict, strawberry.union("IngestResult")]
 TaskResult = Annotated[TaskIngested | InputError | Conflict, strawberry.union("TaskResult")]
+ReflectResult = Annotated[Reflected | InputError | Conflict, strawberry.union("ReflectResult")]
 RetryResult = Annotated[Retried | InputError | NotFound | Conflict, strawberry.union("RetryResult")]
 ReviewModeResult = Annotated[ReviewModeSet | InputError, strawberry.union("ReviewModeResult")]
 
@@ -295,6 +310,46 @@ class Mutation:
             await attempt(
                 lambda: w.ingest_messages(c.services, c.principal, w.IngestArgs.parse(raw)),
                 lambda out: Ingested(messages=_records(out["messages"])),
+            ),
+        )
+
+    @mutation(
+        "reflect_session: the end of a session, its chat (turns kept first-hand with a host "
+        "key, agent-reported otherwise) and its learnings (drafts citing chat:<chat>#<turn>) "
+        "in one call; with a model the chat is consolidated now."
+    )
+    async def reflect_session(
+        self,
+        info: Ctx,
+        chat: str,
+        messages: list[TurnInput] | None = None,
+        learnings: list[DraftInput] | None = None,
+        consolidate: bool | None = None,
+    ) -> ReflectResult:
+        c = info.context
+        raw = plain(
+            {
+                "chat": chat,
+                "messages": messages,
+                "learnings": learnings,
+                "consolidate": consolidate,
+            }
+        )
+        batch_max = c.services.settings.batch_max
+        return cast(
+            ReflectResult,
+            await attempt(
+                lambda: s.reflect_session(
+                    c.services, c.principal, s.ReflectArgs.parse(raw, batch_max)
+                ),
+                lambda out: Reflected(
+                    chat=out["chat"],
+                    first_hand=out["first_hand"],
+                    messages=_records(out["messages"]),
+                    already_kept=out["already_kept"],
+                    learnings=draft_items({"items": out["learnings"]}).items,
+                    consolidation_pass=out["consolidation_pass"],
+                ),
             ),
         )
 

@@ -166,6 +166,22 @@ class Ingested:
     messages: list[IngestedMessage]
 
 
+@strawberry.type(description="What reflectSession kept and decided.")
+class Reflected:
+    chat: str
+    first_hand: bool = strawberry.field(
+        description="the turns were kept first-hand (a host key); else agent-reported"
+    )
+    messages: list[IngestedMessage]
+    already_kept: int = strawberry.field(
+        description="turns the host had kept first-hand already, with the same text"
+    )
+    learnings: list[DraftItem]
+    consolidation_pass: str | None = strawberry.field(
+        description="the pass taking the chat now (null: no model, or a pass is under way)"
+    )
+
+
 def draft_items(out: dict[str, Any]) -> DraftSuccess:
     return DraftSuccess(
         items=[

@@ -2,7 +2,7 @@
 
     GET  /api/admin/users                      every account (role, live keys, dates)
     POST /api/admin/users                      {"user", "role"?, "name"?} -> a first key
-    POST /api/admin/users/{user}/keys          {"label"?} -> another key
+    POST /api/admin/users/{user}/keys          {"label"?, "host"?} -> another key
     POST /api/admin/users/{user}/revoke        {"key_id"?} -> one key, or the account
     POST /api/admin/users/{user}/reset         {"confirm": user} -> drop all their memory
 
@@ -142,9 +142,11 @@ async def _add(request: Request, given: Given) -> Response:
 
 async def _key(request: Request, given: Given) -> Response:
     label = given.body.text("label", maximum=200)
+    host = given.body.boolean("host") is True
     given.body.done()
     uid = request.path_params["user"]
-    return _issued(await run_in_threadpool(request.app.state.accounts.issue, uid, label))
+    accounts = request.app.state.accounts
+    return _issued(await run_in_threadpool(lambda: accounts.issue(uid, label, host=host)))
 
 
 async def _revoke(request: Request, given: Given) -> Response:
@@ -262,7 +264,16 @@ _TABLE: tuple[tuple[Operation, Action], ...] = (
             _ISSUED,
             status=201,
             params=_PATH_USER,
-            body=obj({"label": text(200, "What the key is for.")}),
+            body=obj(
+                {
+                    "label": text(200, "What the key is for."),
+                    "host": {
+                        "type": "boolean",
+                        "description": "A host key: the chats it hands over (reflect_session) "
+                        "are first-hand.",
+                    },
+                }
+            ),
             errors={**_NO_USER, 409: "The account is revoked"},
         ),
         _key,

@@ -95,6 +95,9 @@ def _explain(error: ValidationError) -> tuple[str | None, str]:
     if rule == "required" and isinstance(instance, dict):
         missing = next(p for p in value if p not in instance)
         return _name([*path, missing]), "required"
+    if rule == "anyOf" and (wanted := _alternatives(value)) and "?" not in wanted:
+        # anyOf: [{required: [a]}, {required: [b]}]: the tools name the last one
+        return _name([*path, wanted[-1]]), "give " + " or ".join(wanted) + ", or both"
     if rule == "additionalProperties" and isinstance(instance, dict):
         known = error.schema.get("properties", {})
         extra = sorted(str(k) for k in instance if k not in known)

@@ -228,6 +228,13 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     Endpoint(
         "POST",
+        "/api/sessions/reflect",
+        "reflect_session",
+        "The end of a session: its chat and learnings in one call (reflect_session)",
+        body=True,
+    ),
+    Endpoint(
+        "POST",
         "/api/context",
         "retrieve_memory",
         "A context packet for a task and intent (retrieve_memory)",

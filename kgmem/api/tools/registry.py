@@ -54,6 +54,7 @@ from kgmem.api.tools.read import (
     search,
 )
 from kgmem.api.tools.schema import INPUTS, NOTE_ID, WHEN, obj, text
+from kgmem.api.tools.sessions import ReflectArgs, reflect_session
 from kgmem.api.tools.write import (
     CiteArgs,
     DraftArgs,
@@ -98,6 +99,7 @@ __all__ = [
     "OutcomeArgs",
     "PromptContextArgs",
     "ReadPageArgs",
+    "ReflectArgs",
     "RememberArgs",
     "RetrieveArgs",
     "RetryArgs",
@@ -124,6 +126,7 @@ __all__ = [
     "prompt_context",
     "read_page",
     "record_outcome",
+    "reflect_session",
     "remember",
     "retrieve_memory",
     "retry_consolidation",
@@ -237,6 +240,17 @@ TOOLS: Mapping[str, Tool] = MappingProxyType(
                 INPUTS["ingest_messages"],
                 lambda s, p, raw: IngestArgs.parse(raw),
                 ingest_messages,
+            ),
+            _tool(
+                "reflect_session",
+                "At the end of a session: hand over its chat (chat, and its messages: turn, "
+                "role, text) and what you learned (learnings: drafts as draft_memory takes them, "
+                "citing the turns as chat:<chat>#<turn>) in one call. The turns are kept "
+                "(agent-reported unless your key is a host key), the learnings go through the "
+                "write gate, and with a model the chat is consolidated now.",
+                INPUTS["reflect_session"],
+                lambda s, p, raw: ReflectArgs.parse(raw, s.settings.batch_max),
+                reflect_session,
             ),
             _tool(
                 "ingest_task",

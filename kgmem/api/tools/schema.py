@@ -253,6 +253,17 @@ MESSAGE = tool_only(
     ("recall_tool",),
 )
 
+#: One turn of a session handed over whole (reflect_session): its chat is the session's.
+TURN = tool_only(
+    obj(
+        {k: v for k, v in _MESSAGE_PROPS.items() if k != "chat"},
+        ("turn", "role", "text"),
+        "One turn of the session's chat.",
+    ),
+    ("tool_name", "tool_outcome"),
+    ("recall_tool",),
+)
+
 TASK = obj(
     {
         "task_id": text(500, "The host's id of the task (the same id each time it is sent)."),
@@ -374,6 +385,22 @@ INPUTS: dict[str, Schema] = {
         {"messages": {"type": "array", "items": MESSAGE, "minItems": 1, "maxItems": 500}},
         ("messages",),
     ),
+    "reflect_session": {
+        **obj(
+            {
+                "chat": text(500, "The chat the session was (its id, as ingest_messages has it)."),
+                "messages": {"type": "array", "items": TURN, "minItems": 1, "maxItems": 500},
+                "learnings": {"type": "array", "items": DRAFT, "minItems": 1, "maxItems": 25},
+                "consolidate": {
+                    "type": "boolean",
+                    "description": "With a model: take the chat into a consolidation pass now "
+                    "(default true).",
+                },
+            },
+            ("chat",),
+        ),
+        "anyOf": [{"required": ["messages"]}, {"required": ["learnings"]}],
+    },
     "review": obj(
         {"id": MEMORY_ID, "verdict": enum([v.value for v in ReviewVerdict])}, ("id", "verdict")
     ),

@@ -292,13 +292,13 @@ class IngestArgs:
 
 
 def _message(index: int, item: object) -> MessageIn:
-    return _validated(MessageIn, item, MESSAGE_FIELDS, f"messages[{index}]")
+    return validated_input(MessageIn, item, MESSAGE_FIELDS, f"messages[{index}]")
 
 
 M = TypeVar("M", MessageIn, TaskIn)
 
 
-def _validated(
+def validated_input(
     model: type[M], raw: object, names: tuple[str, ...], where: str = "", rule: str = ""
 ) -> M:
     """``raw`` (only ``names``: another field is an error naming it) as a source input; its
@@ -316,7 +316,7 @@ def _validated(
         raise ArgumentError(field, error["msg"]) from exc
 
 
-def _ingested(results: Iterable[IngestResult]) -> list[dict[str, Any]]:
+def ingested_json(results: Iterable[IngestResult]) -> list[dict[str, Any]]:
     out = []
     for result in results:
         item: dict[str, Any] = jsonable(result)
@@ -327,7 +327,9 @@ def _ingested(results: Iterable[IngestResult]) -> list[dict[str, Any]]:
 
 def ingest_messages(services: Services, principal: Principal, args: IngestArgs) -> dict[str, Any]:
     """Keep chat turns as first-hand sources, in one commit (all or, on a conflict, none)."""
-    return {"messages": _ingested(services.sources.ingest_messages(principal.uid, args.messages))}
+    return {
+        "messages": ingested_json(services.sources.ingest_messages(principal.uid, args.messages))
+    }
 
 
 TASK_FIELDS = ("task_id", "text", "states", "result", "chat")
@@ -340,13 +342,13 @@ class IngestTaskArgs:
     @classmethod
     def parse(cls, raw: object) -> IngestTaskArgs:
         # a result without a completed or failed state: what the states lack
-        return cls(_validated(TaskIn, raw, TASK_FIELDS, rule="states"))
+        return cls(validated_input(TaskIn, raw, TASK_FIELDS, rule="states"))
 
 
 def ingest_task(services: Services, principal: Principal, args: IngestTaskArgs) -> dict[str, Any]:
     """Keep a task's state changes as first-hand sources, one record each (a state change
     sent again is unchanged; a result reported later completes its record once)."""
-    return {"records": _ingested(services.sources.ingest_task(principal.uid, args.task))}
+    return {"records": ingested_json(services.sources.ingest_task(principal.uid, args.task))}
 
 
 @dataclass(frozen=True)
