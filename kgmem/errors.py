@@ -557,6 +557,18 @@ class RetryRefused(PipelineError):
         super().__init__(f"cannot retry {pass_id!r}: {reason}" if pass_id else reason)
 
 
+class JobNotFound(KgmemError):
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"no job {job_id[:64]!r} (jobs are kept while the server runs)")
+
+
+class ResetRunning(KgmemError):
+    def __init__(self, uid: str, job_id: str) -> None:
+        self.uid, self.job_id = uid, job_id
+        super().__init__(f"user {uid} is being reset already (job {job_id})")
+
+
 class StageFailed(PipelineError):
     """Raised by stage code for a failure it understands; the runner parks the pass with it."""
 

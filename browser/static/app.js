@@ -519,15 +519,25 @@
     $("reset-button").disabled = true;
     status.textContent = "Reset running…";
     try {
+      const headers = { "Content-Type": "application/json", "Authorization": "Bearer " + sessionStorage.getItem(KEY) };
       const response = await fetch("/api/admin/users/" + encodeURIComponent(uid) + "/reset", {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "Authorization": "Bearer " + sessionStorage.getItem(KEY) },
-        body: JSON.stringify({ confirm: uid }),
+        method: "POST", headers, body: JSON.stringify({ confirm: uid }),
       });
-      const body = await response.json();
-      status.textContent = response.ok
-        ? "Reset done: " + body.graphs.length + " graphs and " + body.triples + " triples dropped."
-        : "Reset refused: " + (body.error ? body.error.message : response.status);
+      let body = await response.json();
+      if (!response.ok) {
+        status.textContent = "Reset refused: " + (body.error ? body.error.message : response.status);
+      } else {
+        let job = body.job;
+        while (job.status === "running") {  // the reset runs as a job: follow its steps
+          status.textContent = "Reset running (" + job.steps_done + "/" + job.steps_total + "): " + job.step + "…";
+          await new Promise((done) => setTimeout(done, 250));
+          job = await (await fetch("/api/admin/jobs/" + job.id, { headers })).json();
+        }
+        status.textContent = job.status === "done"
+          ? "Reset done: " + job.report.graphs.length + " graphs and " + job.report.triples + " triples dropped; "
+            + job.report.sources_waiting + " sources wait for consolidation again."
+          : "Reset failed: " + job.error;
+      }
     } catch (error) { status.textContent = "Reset failed: " + error.message; }
     $("reset-confirm").value = "";
     loadGraph();

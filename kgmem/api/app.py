@@ -22,6 +22,7 @@ from kgmem.api.errors import kgmem_error, unexpected_error
 from kgmem.api.graphql.endpoint import graphql_route
 from kgmem.api.jobs import Jobs
 from kgmem.api.mcp.server import McpEndpoint
+from kgmem.api.resets import ResetJobs
 from kgmem.api.rest.admin import admin_routes
 from kgmem.api.rest.health import health
 from kgmem.api.rest.me import me
@@ -80,6 +81,7 @@ def create_app(
     accounts = Accounts(built.store, built.queries, built.clock)
     first_account(accounts, settings)
     jobs = Jobs(built)
+    resets = ResetJobs(built)
     mcp = McpEndpoint(built, settings)
 
     @asynccontextmanager
@@ -97,6 +99,7 @@ def create_app(
                 yield
         finally:
             jobs.stop()  # before the store closes: no job may run on a closed store
+            resets.close()  # a reset under way ends first
             stop.set()  # a user's rebuild under way finishes: it is saved for the next start
             if warming.is_alive():
                 warming.join()
@@ -129,4 +132,5 @@ def create_app(
     app.state.services = built
     app.state.accounts = accounts
     app.state.jobs = jobs
+    app.state.resets = resets
     return app

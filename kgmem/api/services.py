@@ -29,6 +29,7 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -85,6 +86,7 @@ from kgmem.retrieval import ContextLimits, MemoryRetrieval, MemorySearch, Prompt
 from kgmem.store import QueryRegistry, TripleStore, UserQueries
 
 __all__ = [
+    "RESET_STEPS",
     "IndexStartup",  # with index_dir and load_embedder, from kgmem.api.startup
     "Services",
     "build_services",
@@ -93,6 +95,15 @@ __all__ = [
 ]
 
 log = logging.getLogger("kgmem.api")
+
+
+#: What a reset does, in order (what its job shows as its step).
+RESET_STEPS = (
+    "dropping what was derived (memories, entities, pages, decisions, passes)",
+    "the projections letting go",
+    "the search index, pages and ontology caches",
+    "clearing the vault's Memory/ folder",
+)
 
 
 @dataclass
@@ -218,15 +229,22 @@ class Services:
             self.feed.drain_all()
         return not self.feed.waiting()
 
-    def reset_user(self, uid: str) -> ResetReport:
-        """Drop everything held for ``uid`` (:func:`kgmem.memory.reset_user`) and every
-        cache of theirs: the projections are purged by the commit itself, the lexical index,
-        what pages showed, the effective ontology and the vault's ``Memory/`` folder here."""
+    def reset_user(self, uid: str, progress: Callable[[str], None] | None = None) -> ResetReport:
+        """Drop what was derived for ``uid`` and keep what was handed over
+        (:func:`kgmem.memory.reset_user`), and every cache of theirs: the projections are
+        purged by the commit itself, the search index (rebuilt from the kept sources at the
+        next search), what pages showed, the effective ontology and the vault's ``Memory/``
+        folder here. ``progress(step)`` hears each of :data:`RESET_STEPS` as it begins."""
+        say = progress or (lambda step: None)
+        say(RESET_STEPS[0])
         report = reset_user(self.store, uid)
+        say(RESET_STEPS[1])
         self.feed.drain(uid)
+        say(RESET_STEPS[2])
         self.lexical.drop(uid)
         self.pages.cache.forget(uid)
         self.ontology.invalidate(uid)
+        say(RESET_STEPS[3])
         if self.vault is not None:
             self.vault.clear(uid)
         return report

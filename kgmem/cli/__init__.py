@@ -9,6 +9,7 @@ import click
 from kgmem import __version__
 from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/disjoint`
 from kgmem.cli.agent import mcp
+from kgmem.cli.backup import backup
 from kgmem.cli.common import fail
 from kgmem.cli.consolidate import consolidate
 from kgmem.cli.core import serve, sparql, status
@@ -42,6 +43,7 @@ cli.add_command(index)
 cli.add_command(users)
 cli.add_command(mcp)
 cli.add_command(vault)
+cli.add_command(backup)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,7 +17,7 @@ from kgmem.cli.common import fail, local_services, local_store
 from kgmem.config import load_settings
 from kgmem.errors import KgmemError
 from kgmem.memory import WriteMode, user_graphs
-from kgmem.store import QueryRegistry
+from kgmem.store import QueryRegistry, UserGraphs
 
 __all__ = ["users"]
 
@@ -127,18 +127,25 @@ def mode(uid: str, mode: str | None) -> None:
 @click.argument("uid", metavar="USER")
 @click.option("--yes", is_flag=True, help="Do it (without it, only say what would go).")
 def reset(uid: str, yes: bool) -> None:
-    """Drop everything kgmem holds for USER (memories, sources, decisions, proposals); the
-    account and its keys stay. Without --yes, only say what would go."""
+    """Drop what kgmem derived for USER (memories, entities, pages, decisions, passes); their
+    chats, notes, task records, queued drafts, review mode, account and keys stay, and the
+    sources are consolidated again. It cannot be undone: `kgmem backup` first. Without
+    --yes, only say what would go."""
     settings = load_settings()
     with local_services(settings, "reset a user") as services:
         try:
-            graphs = user_graphs(services.store, uid)
+            sources = services.store.count(UserGraphs(uid).sources)
+            graphs = [g for g in user_graphs(services.store, uid) if g != UserGraphs(uid).sources]
             if not yes:
                 triples = sum(services.store.count(g) for g in graphs)
                 click.echo(f"user {uid}: would drop {len(graphs)} graphs, {triples} triples")
-                click.echo("run again with --yes to reset")
+                click.echo(f"their sources stay ({sources} triples) and are consolidated again")
+                click.echo("a reset cannot be undone: `kgmem backup` first; then --yes to reset")
                 return
-            report = services.reset_user(uid)
+            report = services.reset_user(uid, lambda step: click.echo(f"  {step}"))
         except KgmemError as exc:
             fail(str(exc))
-    click.echo(f"user {uid}: reset ({len(report.graphs)} graphs, {report.triples} triples dropped)")
+    click.echo(
+        f"user {uid}: reset ({len(report.graphs)} graphs, {report.triples} triples dropped; "
+        f"{report.sources} sources wait for consolidation again)"
+    )

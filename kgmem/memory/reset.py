@@ -1,11 +1,16 @@
-"""Reset a user: drop everything kgmem holds for them, in one commit.
+"""Reset a user: forget what kgmem made of what they said, keep what they said; one commit.
 
-Every graph of the user goes (schema delta, knowledge, sources, quarantine, ops, every
-consolidation proposal); their account and API keys stay, so the same key starts again from an
-empty memory. The drop is one changeset, so a reset is all or nothing, and the change feed
-sees it as a purge: the projections let go of every node of the user before the commit
-returns (see :func:`kgmem.index.feed_outbox.purged_users`). The outbox is not dropped: it
-carries that purge to the projections and empties itself once they have read it.
+What kgmem derived goes: the knowledge graph (memories, entities, facts, pages), the schema
+delta, the quarantine, every consolidation proposal, and in ``ops`` the decisions, passes and
+checkpoints. What the user and their agents handed over stays: the sources graph (chats, task
+records, short and external notes) and, in ``ops``, the drafts queued for consolidation and the
+user's preferences (review mode). No pass lists the sources any more, so every one of them
+waits for consolidation again: the chats are rescheduled, the short notes are to be processed
+again. The account and its keys stay. The drop is one changeset, so a reset is all or nothing;
+the change feed sees it as a purge of the dropped graphs (see
+:func:`kgmem.index.feed_outbox.purged_users`). The outbox is not dropped: it carries that
+purge to the projections and empties itself once they have read it. A reset cannot be undone:
+take a backup first (``kgmem backup``) when what was derived may be wanted again.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from dataclasses import dataclass
 
 from rdflib import URIRef
 
-from kgmem.store import Changeset, GraphKind, TripleStore, UserGraphs, parse_graph
+from kgmem.memory.ids import NodeKind, node_iri
+from kgmem.store import Changeset, GraphKind, Quad, TripleStore, UserGraphs, parse_graph
+from kgmem.vocab import KGM, RDF
 
 __all__ = ["ResetReport", "reset_user", "user_graphs"]
 
@@ -24,6 +31,8 @@ class ResetReport:
     uid: str
     graphs: tuple[str, ...]  # what was dropped
     triples: int  # how many triples they held
+    sources: int = 0  # sources kept, each waiting for consolidation again
+    queued: int = 0  # queued drafts kept
 
 
 def user_graphs(store: TripleStore, uid: str) -> tuple[URIRef, ...]:
@@ -39,9 +48,22 @@ def user_graphs(store: TripleStore, uid: str) -> tuple[URIRef, ...]:
 
 
 def reset_user(store: TripleStore, uid: str) -> ResetReport:
-    """Drop every graph of ``uid`` (see the module docstring); what went."""
-    graphs = user_graphs(store, uid)
-    triples = sum(store.count(g) for g in graphs)
+    """Drop what kgmem derived for ``uid`` and keep what was handed over (see the module
+    docstring); what went and what waits again."""
+    owner = UserGraphs(uid)
+    graphs = tuple(g for g in user_graphs(store, uid) if g != owner.sources)
+    kept = _kept_ops(store, uid)
+    triples = sum(store.count(g) for g in graphs) - len(kept)
     if graphs:
-        store.commit(Changeset.of(drop_graphs=graphs))
-    return ResetReport(uid, tuple(str(g) for g in graphs), triples)
+        store.commit(Changeset.of(add=kept, drop_graphs=graphs))
+    sources = {q.subject for q in store.quads(owner.sources, predicate=KGM.timestamp)}
+    queued = {q.subject for q in kept if q.predicate == RDF.type}
+    return ResetReport(uid, tuple(str(g) for g in graphs), triples, len(sources), len(queued))
+
+
+def _kept_ops(store: TripleStore, uid: str) -> list[Quad]:
+    """What of ``ops`` a reset keeps: the queued drafts and the preferences node."""
+    ops = UserGraphs(uid).ops
+    nodes = [q.subject for q in store.quads(ops, predicate=RDF.type, obj=KGM.QueuedDraft)]
+    nodes.append(node_iri(uid, NodeKind.PREFERENCES, "write"))
+    return [q for node in nodes for q in store.quads(ops, node)]

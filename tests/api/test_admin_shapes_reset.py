@@ -14,7 +14,10 @@ import pytest
 from kgmem.api.auth import key_file
 from kgmem.api.services import build_services
 from kgmem.config import Settings, load_settings
+from kgmem.memory import Actor, read_memory
 from kgmem.ontology.bundled import local_shapes_graph
+from kgmem.store import OxigraphStore, UserGraphs
+from kgmem.vocab import KGM
 from tests.api.support import ApiServer, api_server
 from tests.api.test_rest import allergy, drafted, grounded, said, search_ids
 from tests.test_cli import kgmem
@@ -145,39 +148,77 @@ def test_a_reset_drops_one_users_memory_everywhere_and_keeps_the_account(
         assert unknown.status_code == 404
         assert search_ids(ann, "sesame") == [mine]  # refused resets changed nothing
         done = root.post(url, json={"confirm": "ann"})
-        assert done.status_code == 200, done.text
-        report = done.json()
-        assert report["uid"] == "ann" and report["triples"] > 0
+        assert done.status_code == 202, done.text
+        assert "cannot be undone" in done.json()["warning"]
+        job = done.json()["job"]
+        assert job["user"] == "ann" and job["requested_by"] == "me"  # the admin's user
+        server.app.state.resets.wait(job["id"])
+        job = root.get(f"/api/admin/jobs/{job['id']}").json()
+        assert job["status"] == "done" and job["steps_done"] == job["steps_total"] == 4
+        report = job["report"]
+        assert report["triples"] > 0 and report["sources_waiting"] == 1  # her one chat turn
         assert "urn:kgmem:user:ann:kg" in report["graphs"]
+        assert "urn:kgmem:user:ann:sources" not in report["graphs"]
         assert all(":user:ann:" in g for g in report["graphs"])
+        assert root.get("/api/admin/jobs/" + "0" * 16).status_code == 404
+        assert ann.get(f"/api/admin/jobs/{job['id']}").status_code == 403
         assert ann.get("/api/me").status_code == 200  # the key still works
         assert search_ids(ann, "sesame") == []
         assert ann.get(f"/api/memories/{mine.rsplit('/', 1)[1]}").status_code == 404
         assert ann.get("/api/memories").json()["memories"] == []
+        waiting = ann.get("/api/consolidation").json()
+        assert waiting["waiting_sources"] == 1 and waiting["passes"] == []  # to be done again
         rows = services.projection.rows("ann")
-        assert not any(getattr(rows, f.name) for f in rows.__dataclass_fields__.values())
+        assert [r.id for r in rows.sources] == [str(s) for s in stored_sources(services, "ann")]
+        assert not rows.memories and not rows.entities and not rows.evidence
         assert services.lexical.size("ann") == 0
         assert not vault.memory("ann").exists()  # the pages' files went with the pages
         assert (vault.root("ann") / "Daily.md").read_text() == "my own note\n"
         assert {p.name for p in vault.memory("ben").rglob("*.md")} >= {"sesame.md"}
         assert search_ids(ben, "sesame") == [theirs]
-        again = allergy(ann, "a1", "walnuts")  # the same chat id starts afresh
+        again = allergy(ann, "a2", "walnuts")  # a new chat starts afresh beside the kept one
         assert search_ids(ann, "walnuts") == [again]
+
+
+def stored_sources(services: Any, uid: str) -> list[Any]:
+    graph = UserGraphs(uid).sources
+    return sorted({q.subject for q in services.store.quads(graph, predicate=KGM.timestamp)})
 
 
 def test_the_reset_command_says_what_would_go_then_does_it(tmp_path: Path) -> None:
     settings: Settings = load_settings(env={"KGMEM_HOME": str(tmp_path)})
     services = build_services(settings)
     try:
-        services.sources.remember("dee", "likes rye bread")
+        note = services.sources.remember("dee", "I only eat rye bread").iri
+        draft = {
+            "kind": "semantic",
+            "title": "Dee eats rye bread",
+            "evidence": [{"source": str(note), "quote": "I only eat rye bread"}],
+        }
+        [item] = services.gate.draft("dee", [draft], actor=Actor.PERSON).items
+        assert item.memory is not None
     finally:
         services.close()
     dry = kgmem(tmp_path, "users", "reset", "dee")
-    assert dry.returncode == 0 and "would drop 1 graphs" in dry.stdout, dry.stderr
+    assert dry.returncode == 0 and "would drop 2 graphs" in dry.stdout, dry.stderr
+    assert "cannot be undone: `kgmem backup` first" in dry.stdout
+    backup = kgmem(tmp_path, "backup")
+    assert backup.returncode == 0 and "backup of" in backup.stdout, backup.stderr
     done = kgmem(tmp_path, "users", "reset", "dee", "--yes")
-    assert done.returncode == 0 and "reset (1 graphs" in done.stdout, done.stderr
+    assert done.returncode == 0 and "reset (2 graphs" in done.stdout, done.stderr
+    assert "1 sources wait for consolidation again" in done.stdout
+    assert "clearing the vault's Memory/ folder" in done.stdout  # its steps, as they go
     services = build_services(settings)
     try:
-        assert [g for g in services.store.graphs() if ":user:dee:" in g and "outbox" not in g] == []
+        left = sorted(g for g in services.store.graphs() if ":user:dee:" in g)
+        assert [g.rsplit(":", 1)[1] for g in left if "outbox" not in g] == ["sources"]
+        assert services.notes.listing("dee")[1] == 1
+        assert read_memory(services.store, item.memory, [UserGraphs("dee").kg]) is None
     finally:
         services.close()
+    [kept] = (tmp_path / "backups").iterdir()  # the backup still has the memory
+    copy = OxigraphStore(kept)
+    try:
+        assert read_memory(copy, item.memory, [UserGraphs("dee").kg]) is not None
+    finally:
+        copy.close()

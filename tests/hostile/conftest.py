@@ -2,7 +2,8 @@
 
 The server is ``kgmem serve`` in a process of its own (so the test's own work, generators
 included, is not the server's CPU), its model's API pointed at a loopback *tripwire* that
-records any connection (its consolidation sweep held off: passes call the model by design), and ``/health`` is asked every 0.2 s from a third process: a thread
+records any connection (its consolidation sweep held off: passes call the model by design),
+and ``/health`` is asked every 0.2 s from a third process: a thread
 of the test process would wait for the test's own work (hypothesis and schemathesis hold the
 GIL in long calls) and time that instead of the server.
 """

@@ -59,9 +59,10 @@ DESTRUCTIVE = (
     "admin_put_ontology",
     "admin_delete_ontology",
 )
-# The admin writes the main run keeps: a new account, or another key, takes nothing from
-# anyone. A new admin write must be put in one list or the other (the run checks).
-KEPT = ("admin_add_user", "admin_issue_key")
+# The admin writes the main run keeps: a new account, another key, or a backup (a copy of
+# the store under the home's backups/) takes nothing from anyone. A new admin write must be
+# put in one list or the other (the run checks).
+KEPT = ("admin_add_user", "admin_issue_key", "admin_backup")
 ADMIN, VICTIM = "hostile-admin", "hostile-victim"
 # What JSON Schema cannot say, so a schema-valid input refused with a 422 is no finding here:
 # a reset's confirm must repeat the path's user (its generated body names VICTIM half the

@@ -4,7 +4,7 @@
     POST /api/admin/users                      {"user", "role"?, "name"?} -> a first key
     POST /api/admin/users/{user}/keys          {"label"?, "host"?} -> another key
     POST /api/admin/users/{user}/revoke        {"key_id"?} -> one key, or the account
-    POST /api/admin/users/{user}/reset         {"confirm": user} -> drop all their memory
+    POST /api/admin/users/{user}/reset         {"confirm": user} -> a reset job (rest.resets)
 
     GET    /api/admin/shapes                    every shapes file (bundled, local)
     PUT    /api/admin/shapes/{name}             the body (Turtle) as the admin's shapes file
@@ -36,10 +36,9 @@ from starlette.routing import Route
 
 from kgmem.api.accounts import IssuedKey, Role
 from kgmem.api.rest.operation import Action, Given, Operation, Schema, checked, user_id
+from kgmem.api.rest.resets import RESET_TABLE
 from kgmem.api.tools.args import jsonable
 from kgmem.api.tools.schema import enum, obj, text
-from kgmem.errors import AccountError, ArgumentError
-from kgmem.memory import user_graphs
 from kgmem.ontology import Catalogue, ShapesOrigin, load_manifest
 from kgmem.ontology.manifest import ONTOLOGY_ID
 from kgmem.store import RdfFormat
@@ -155,20 +154,6 @@ async def _revoke(request: Request, given: Given) -> Response:
     uid = request.path_params["user"]
     count = await run_in_threadpool(request.app.state.accounts.revoke, uid, key_id)
     return JSONResponse({"user": uid, "key_id": key_id, "revoked_keys": count})
-
-
-async def _reset(request: Request, given: Given) -> Response:
-    uid = request.path_params["user"]
-    if given.body.required_text("confirm", maximum=128) != uid:
-        raise ArgumentError("confirm", f"must repeat the user id {uid!r} to reset it")
-    given.body.done()
-    services = request.app.state.services
-    known = {a.uid for a in await run_in_threadpool(request.app.state.accounts.all)}
-    graphs = await run_in_threadpool(user_graphs, services.store, uid)
-    if uid not in known and not graphs:
-        raise AccountError(uid, "no such user")
-    report = await run_in_threadpool(services.reset_user, uid)
-    return JSONResponse(jsonable(report))
 
 
 def _catalogue(request: Request) -> Catalogue:
@@ -293,24 +278,6 @@ _TABLE: tuple[tuple[Operation, Action], ...] = (
     ),
     (
         Operation(
-            "POST",
-            "/api/admin/users/{user}/reset",
-            "admin_reset",
-            "Drop every graph of a user's memory; the account and its keys stay",
-            _answer(
-                {"uid": _STRING, "graphs": {"type": "array", "items": _STRING}, "triples": _COUNT}
-            ),
-            params=_PATH_USER,
-            body=obj({"confirm": user_id("the user id again, as the path has it")}, ("confirm",)),
-            body_required=True,
-            errors=_NO_USER,
-            description="confirm must repeat the path's user id (else 422), so a reset is never "
-            "one mistyped path away.",
-        ),
-        _reset,
-    ),
-    (
-        Operation(
             "GET",
             "/api/admin/ontologies",
             "admin_list_ontologies",
@@ -400,6 +367,7 @@ _TABLE: tuple[tuple[Operation, Action], ...] = (
 )
 
 #: The admin routes as the OpenAPI document lists them.
+_TABLE += RESET_TABLE
 ADMIN: tuple[Operation, ...] = tuple(operation for operation, _ in _TABLE)
 
 
