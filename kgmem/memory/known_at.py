@@ -83,12 +83,12 @@ class KnownAt:
     def memories(
         self,
         uid: str,
-        known_at: datetime,
         kind: MemoryKind | None = None,
         status: MemoryStatus | None = None,
         limit: int = 100,
         offset: int = 0,
         *,
+        known_at: datetime,
         valid_at: datetime | None = None,
         entity: str | None = None,
         predicate: URIRef | None = None,

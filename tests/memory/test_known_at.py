@@ -72,7 +72,7 @@ def test_a_timeline_read_as_it_was_known(
     world.lifecycle.forget("alice", rides.memory)
 
     def as_known(at, **kw):  # type: ignore[no-untyped-def]
-        return {s.iri: s for s in known.memories("alice", at, **kw)}
+        return {s.iri: s for s in known.memories("alice", known_at=at, **kw)}
 
     then = as_known(t_acme + HOUR)  # only Acme, still the current job
     assert list(then) == [acme.memory]
@@ -94,23 +94,26 @@ def test_a_timeline_read_as_it_was_known(
     now = as_known(world.clock.now() + HOUR)
     assert climbs.memory not in now  # reverted: the memory is gone since
     assert now[globex.memory].pinned
-    assert {s.status for s in known.memories("alice", world.clock.now())} == {
+    assert {s.status for s in known.memories("alice", known_at=world.clock.now())} == {
         MemoryStatus.SUPERSEDED,
         MemoryStatus.ACTIVE,
     }
 
     # bitemporal: where did she work in March 2026, as known after Acme, and as known now
     march = NOW.replace(month=3)
-    before = known.memories("alice", t_acme + HOUR, valid_at=march, predicate=EMPLOYER)
+    before = known.memories("alice", known_at=t_acme + HOUR, valid_at=march, predicate=EMPLOYER)
     assert [s.iri for s in before] == [acme.memory]
-    after = known.memories("alice", world.clock.now(), valid_at=march, predicate=EMPLOYER)
+    after = known.memories("alice", known_at=world.clock.now(), valid_at=march, predicate=EMPLOYER)
     assert [s.iri for s in after] == [acme.memory]  # Acme held in March, superseded in June
     july = NOW.replace(month=7)
-    assert [s.iri for s in known.memories("alice", t_acme + HOUR, valid_at=july)] == [
+    assert [s.iri for s in known.memories("alice", known_at=t_acme + HOUR, valid_at=july)] == [
         acme.memory
     ]  # as known then, Acme still held in July
     assert [
-        s.iri for s in known.memories("alice", world.clock.now(), valid_at=july, predicate=EMPLOYER)
+        s.iri
+        for s in known.memories(
+            "alice", known_at=world.clock.now(), valid_at=july, predicate=EMPLOYER
+        )
     ] == [globex.memory]
-    only = known.memories("alice", t_moved + HOUR, status=MemoryStatus.SUPERSEDED)
+    only = known.memories("alice", known_at=t_moved + HOUR, status=MemoryStatus.SUPERSEDED)
     assert [s.iri for s in only] == [acme.memory]

@@ -102,19 +102,6 @@ class DraftInput:
     )
 
 
-@strawberry.input(description="One chat turn to keep as a first-hand source.")
-class MessageInput:
-    chat: str
-    turn: int
-    role: str = strawberry.field(description="user, assistant or tool")
-    text: str
-    timestamp: datetime | None = None
-    tool_name: str | None = None
-    tool_outcome: str | None = None
-    recall_tool: bool | None = None
-    speaker: str | None = None
-
-
 @strawberry.input(description="One turn of a session's chat (its chat is the session's).")
 class TurnInput:
     turn: int
@@ -125,6 +112,11 @@ class TurnInput:
     tool_outcome: str | None = None
     recall_tool: bool | None = None
     speaker: str | None = None
+
+
+@strawberry.input(description="One chat turn to keep as a first-hand source.")
+class MessageInput(TurnInput):
+    chat: str
 
 
 @strawberry.input(description="One state a task entered, and when.")

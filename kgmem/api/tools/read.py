@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from rdflib import URIRef
@@ -128,21 +129,11 @@ def list_memories(
     predicate = None if args.predicate is None else _term_iri(args.predicate)
     if args.predicate is not None and predicate is None:
         return {"memories": []}
-    if args.known_at is not None:
-        rewound = KnownAt(services.store, services.queries, services.lifecycle.decisions)
-        then = rewound.memories(
-            principal.uid,
-            args.known_at,
-            args.kind,
-            args.status,
-            limit=args.limit,
-            offset=args.offset,
-            valid_at=args.valid_at,
-            entity=args.entity,
-            predicate=predicate,
-        )
-        return {"memories": [summary_json(s) for s in then]}
-    found = MemoryList(services.store, services.queries).memories(
+    read = MemoryList(services.store, services.queries).memories
+    if args.known_at is not None:  # as kgmem knew them then (record time)
+        known = KnownAt(services.store, services.queries, services.lifecycle.decisions)
+        read = partial(known.memories, known_at=args.known_at)
+    found = read(
         principal.uid,
         args.kind,
         args.status,
