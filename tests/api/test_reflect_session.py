@@ -13,6 +13,7 @@ import httpx
 import pytest
 from mcp import Client
 
+from kgmem.api.accounts import Role
 from kgmem.pipeline import ModelSet, ModelSpec
 from kgmem.pipeline.consolidation import Consolidation
 from kgmem.pipeline.ports import PassPorts
@@ -184,3 +185,21 @@ def test_with_a_model_the_chat_is_consolidated_now(server: ApiServer) -> None:
         assert taken == {m["id"] for m in out["messages"]}  # the chat, not waiting to go idle
     finally:
         s.consolidation = before
+
+
+def test_a_host_key_made_over_the_admin_api_keeps_turns_first_hand(server: ApiServer) -> None:
+    root = server.app.state.accounts.add("rs-root", role=Role.ADMIN).token
+    with httpx.Client(base_url=server.base, headers={"Authorization": f"Bearer {root}"}) as c:
+        c.post("/api/admin/users", json={"user": "rs-eve"}).raise_for_status()
+        made = c.post("/api/admin/users/rs-eve/keys", json={"label": "app", "host": True})
+        assert made.status_code == 201, made.text
+        plain = c.post("/api/admin/users/rs-eve/keys", json={"label": "agent"}).json()
+    body = {"chat": "mon", "messages": CHAT[:1], "consolidate": False}
+    for token, first_hand in ((made.json()["token"], True), (plain["token"], False)):
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=server.base, headers=headers) as c:
+            out = c.post("/api/sessions/reflect", json={**body, "chat": f"mon-{first_hand}"})
+            assert out.status_code == 200, out.text
+            assert out.json()["first_hand"] is first_hand
+    listed = server.app.state.accounts.keys("rs-eve")
+    assert {k.label: k.host for k in listed} == {"first": False, "app": True, "agent": False}
