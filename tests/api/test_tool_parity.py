@@ -127,12 +127,10 @@ GRAPHQL_FIELDS = {
     "review_mode": "Query.reviewMode",
     "decisions_feed": "Query.decisions",
     "reflect_session": "Mutation.reflectSession",
+    "get_note": "Query.note",
 }
 #: ...or why it has none.
-NO_GRAPHQL_FIELD = {
-    "get_note": "no Query.note(id): a note is read through what leads to it (a memory's "
-    "Evidence.source, Query.notes), which test_get_note compares instead",
-}
+NO_GRAPHQL_FIELD: dict[str, str] = {}
 
 
 def reads(tool: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -613,11 +611,15 @@ def test_get_note(world: World) -> None:
     assert found["id"] == note["id"] and found["text"] == NOTE and found["chat"] == CHAT
     assert found == same_answer(world, "get_note", {"id": note["id"]})  # its IRI alike
 
-    # GraphQL has no Query.note: the note as the memory quoting it shows its source...
     query = f"query($id: ID!) {{ memory(id: $id) {{ {MEMORY} }} }}"
     memory = graphql(world, query, id=world.memories[LANDING])["memory"]
     [source] = memory_json(memory)[1]
     source = snaked(source)
+    # Query.note (by short id or IRI) shows it as the memory quoting it shows its source
+    by_note = f"query($id: ID!) {{ note(id: $id) {{ {SOURCE} }} }}"
+    assert snaked(graphql(world, by_note, id=note["short_id"])["note"]) == source
+    assert snaked(graphql(world, by_note, id=note["id"])["note"]) == source
+    assert graphql(world, by_note, id=world.memories[LANDING])["note"] is None  # no note
     assert set(found) - set(source) == NOTE_ONLY and set(source) - set(found) == SOURCE_ONLY
     assert without(source, SOURCE_ONLY) == without(found, NOTE_ONLY)
     assert source["link"] == note["id"]

@@ -39,11 +39,11 @@ from kgmem.api.graphql.reads import (
     context_packet,
 )
 from kgmem.api.graphql.results import InputError, attempt
-from kgmem.api.graphql.types import Ctx
+from kgmem.api.graphql.types import Ctx, Source
 from kgmem.api.tools import notes as n
 from kgmem.api.tools import read as r
 from kgmem.api.tools import write as w
-from kgmem.errors import ArgumentError, UnknownMemory
+from kgmem.errors import ArgumentError, KgmemError, UnknownMemory
 from kgmem.memory import MemoryKind, MemoryStatus, NodeKind, WriteMode
 from kgmem.ontology import TermKind
 from kgmem.retrieval import Intent
@@ -100,6 +100,22 @@ class Query:
     @field("One memory by IRI or short id (null: not yours or none).")
     async def memory(self, info: Ctx, id: strawberry.ID) -> Memory | None:
         return await load_memory(info, id)
+
+    @field(
+        "get_note: one note by the id remember answered (IRI or short id), or an external "
+        "note's revision (null: not yours or none)."
+    )
+    async def note(self, info: Ctx, id: strawberry.ID) -> Source | None:
+        c = info.context
+        try:
+            args = n.GetNoteArgs.parse({"id": id}, c.uid)
+        except KgmemError:  # not a note id of theirs: none, as memory(id) answers
+            return None
+        for iri in args.ids:  # a short id may be a short note's or an external note's
+            record = await c.source.load(str(iri))
+            if record is not None:
+                return Source.from_record(record)
+        return None
 
     @field(
         "Memories, newest first, by kind and status. validAt: which values held at that "
