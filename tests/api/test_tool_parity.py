@@ -1105,3 +1105,18 @@ def test_a_bad_call_is_refused_alike_on_every_surface(world: World, case: Refusa
         if case.graphql == "InputError":
             assert out["field"] == case.field
     assert state(world) == before, "a refused call changed something"
+
+
+def test_a_refused_draft_says_the_same_on_rest_and_graphql(world: World) -> None:
+    """draft_memory's every field, REST against GraphQL, on a draft the gate refuses (it
+    writes only its refusal)."""
+    invented = _draft(evidence=[{"source": f"chat:{CHAT}#2", "quote": "Arjun owns a boat"}])
+    [over_rest] = rest_call(world.http, "draft_memory", {"drafts": [invented]}).json()["items"]
+    query = """mutation($d: [DraftInput!]!) { draftMemories(drafts: $d) { __typename
+      ... on DraftSuccess { items { index outcome memoryId shortId decision reasons needsTerms
+        superseded weakened contradicts violations } } } }"""
+    drafted = graphql(world, query, d=[{**invented, "kind": "SEMANTIC"}])["draftMemories"]
+    [item] = snaked(drafted["items"])
+    item["memory"] = item.pop("memory_id")
+    assert over_rest["outcome"] == "refused" and set(item) == set(over_rest)
+    assert without(item, {"decision"}) == without(over_rest, {"decision"})  # each its own

@@ -101,11 +101,16 @@ class DraftItem:
         description="active, pending, merged, discarded, quarantined or refused"
     )
     memory_id: str | None
+    short_id: str | None
     decision: str | None
     reasons: list[str]
     needs_terms: list[str]
     superseded: list[str]
+    weakened: list[str] = strawberry.field(
+        description="active memories of equal standing it contradicts: their confidence halved"
+    )
     contradicts: list[str]
+    violations: JSON = strawberry.field(description="the shapes it broke, when it was refused")
 
     @strawberry.field
     async def memory(self, info: Ctx) -> Memory | None:
@@ -189,11 +194,14 @@ def draft_items(out: dict[str, Any]) -> DraftSuccess:
                 index=i["index"],
                 outcome=i["outcome"],
                 memory_id=i["memory"],
+                short_id=i["short_id"],
                 decision=i["decision"],
                 reasons=list(i["reasons"]),
                 needs_terms=list(i["needs_terms"]),
                 superseded=list(i["superseded"]),
+                weakened=list(i["weakened"]),
                 contradicts=list(i["contradicts"]),
+                violations=i["violations"],
             )
             for i in out["items"]
         ]
