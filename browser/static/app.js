@@ -409,11 +409,22 @@
     } catch (error) { /* the inbox view says why when opened */ }
   }
 
+  let inboxLoads = 0; // only the latest load renders (an older answer is stale)
+
   async function loadInbox() {
     const list = $("inbox");
     const status = $("inbox-status");
+    const mine = ++inboxLoads;
+    list.setAttribute("aria-busy", "true");
     let data;
-    try { data = await gql(INBOX); } catch (error) { problem(status, error); return; }
+    try { data = await gql(INBOX); } catch (error) {
+      if (mine === inboxLoads) { problem(status, error); list.setAttribute("aria-busy", "false"); }
+      return;
+    }
+    if (mine !== inboxLoads) return;
+    // a button focused in the list keeps the focus across the new rendering
+    const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement : null;
+    const keep = focused ? [focused.closest("li") && focused.closest("li").dataset.memory, focused.className] : null;
     list.textContent = "";
     status.textContent = data.reviewInbox.length ? data.reviewInbox.length + " waiting" : "Nothing waits for review.";
     $("inbox-count").textContent = data.reviewInbox.length ? "(" + data.reviewInbox.length + ")" : "";
@@ -427,6 +438,12 @@
           el("button", { type: "button", class: "approve", onclick: () => review(m, "approveMemory") }, "Approve"),
           el("button", { type: "button", class: "reject", onclick: () => review(m, "rejectMemory") }, "Reject"))));
     }
+    if (keep) {
+      const again = [...list.querySelectorAll("li")].find((li) => li.dataset.memory === keep[0]);
+      const button = again && again.querySelector("button." + keep[1]);
+      if (button) button.focus();
+    }
+    list.setAttribute("aria-busy", "false");
   }
 
   const MANAGED = `__typename ... on Managed { action decision status }

@@ -351,7 +351,7 @@ def test_the_keyboard_reaches_every_view(ui: Ui, world: World) -> None:
     tab_to(ui, "#views button[data-view=inbox]")
     ui.page.keyboard.press("Enter")
     peanuts = written.memories["Maya is allergic to peanuts"]
-    ui.page.wait_for_selector(f"#inbox li[data-memory='{peanuts}']")
+    ui.page.wait_for_selector(f"#inbox[aria-busy=false] li[data-memory='{peanuts}']")
     tab_to(ui, f"#inbox li[data-memory='{peanuts}'] button.approve")
     ui.page.keyboard.press("Enter")
     ui.page.wait_for_selector("#inbox-status:has-text('Approved')")
