@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -87,6 +88,11 @@ def test_status_reports_graphs_and_counts(home: Path) -> None:
     assert report["store"]["size_bytes"] > 0 and report["version"] == __version__
     table = kgmem(home, "status").stdout
     assert "urn:kgmem:user:bob:kg" in table
+    # the table says the size in decimal units and in bytes (each open adds a little log)
+    [said] = re.findall(r"\(([\d,]+) bytes\)", table)
+    size = int(said.replace(",", ""))
+    assert f"{size / 1e6:.1f} MB ({said} bytes)" in table
+    assert abs(size - report["store"]["size_bytes"]) < report["store"]["size_bytes"] / 5
 
 
 def test_sparql_formats(home: Path) -> None:
@@ -212,3 +218,15 @@ def test_status_says_whether_a_model_is_configured(home: Path) -> None:
         kgmem(home, "status", "--json", KGMEM_MODEL_MEMORY="openai/local-model").stdout
     )
     assert configured["models"] == {"memory": "openai/local-model", "primary": None}
+
+
+def test_mcp_while_the_store_is_held_says_to_use_the_servers(home: Path) -> None:
+    seed(home)
+    with holding(home / "store"):
+        result = kgmem(home, "mcp")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.endswith(
+        "held by a running kgmem server; point the agent at its /mcp with an API key "
+        "instead, or stop it first"
+    ), line

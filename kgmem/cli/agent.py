@@ -30,8 +30,8 @@ def mcp(uid: str | None) -> None:
     settings = load_settings()
     user = check_id(uid or settings.default_user, "user id")
     principal = Principal(user, Role.USER, "stdio")
-    purpose = "serve MCP over stdio (or use the server's /mcp with an API key)"
-    with local_services(settings, purpose, create=True) as services:
+    instead = "point the agent at its /mcp with an API key instead, or stop it first"
+    with local_services(settings, "serve MCP", create=True, instead=instead) as services:
         server = mcp_server(services, lambda ctx: principal)
 
         async def serve() -> None:

@@ -34,12 +34,12 @@ def running_server(settings: Settings) -> dict[str, Any] | None:
 
 @contextmanager
 def local_store(
-    settings: Settings, purpose: str, *, create: bool = False
+    settings: Settings, purpose: str, *, create: bool = False, instead: str | None = None
 ) -> Iterator[OxigraphStore]:
     """Open the store when no server holds it; a one-line error when one does.
 
     ``purpose`` completes the sentence "... held by a running kgmem server; {purpose}
-    through the server, or stop it first".
+    through the server, or stop it first"; ``instead`` replaces what follows the semicolon.
     """
     if not create and not settings.store_dir.exists():
         fail(f"no store at {settings.store_dir} yet: run `kgmem serve` once to create it")
@@ -52,7 +52,7 @@ def local_store(
         where = f" (the server at {server['url']}, pid {server['pid']})" if server else ""
         fail(
             f"the store at {settings.store_dir} is held by a running kgmem server{where}; "
-            f"{purpose} through the server, or stop it first"
+            + (instead or f"{purpose} through the server, or stop it first")
         )
     try:
         yield store
@@ -61,13 +61,15 @@ def local_store(
 
 
 @contextmanager
-def local_services(settings: Settings, purpose: str, *, create: bool = False) -> Iterator[Services]:
+def local_services(
+    settings: Settings, purpose: str, *, create: bool = False, instead: str | None = None
+) -> Iterator[Services]:
     """The services the server builds (gate, lifecycle, sources...) over the local store.
 
     Opens the store as :func:`local_store` does (same one-line errors), then wires it with
     :func:`kgmem.api.services.build_services`, so the CLI and the server decide alike.
     """
-    with local_store(settings, purpose, create=create) as store:
+    with local_store(settings, purpose, create=create, instead=instead) as store:
         services = build_services(settings, store=store)
         try:
             yield services

@@ -153,13 +153,16 @@ def _server_facts(settings: Settings, server: dict[str, Any] | None) -> dict[str
 
 
 def _size(size: object) -> str:
+    """``2.4 MB (2,359,296 bytes)``: decimal units, as /health's size_bytes reads."""
     if not isinstance(size, int):
         return "in memory"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}"
-        size //= 1024
-    return f"{size} TiB"
+    value, unit = float(size), "B"
+    for bigger in ("kB", "MB", "GB", "TB"):
+        if value < 1000:
+            break
+        value, unit = value / 1000, bigger
+    shown = f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+    return f"{shown} ({size:,} bytes)" if unit != "B" else shown
 
 
 @click.command()
