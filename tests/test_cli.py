@@ -230,3 +230,21 @@ def test_mcp_while_the_store_is_held_says_to_use_the_servers(home: Path) -> None
         "held by a running kgmem server; point the agent at its /mcp with an API key "
         "instead, or stop it first"
     ), line
+
+
+def test_a_failing_model_call_is_one_line_and_debug_shows_its_traceback(
+    home: Path, tmp_path: Path
+) -> None:
+    said = {"role": "user", "text": "I work at Acme.", "timestamp": "2025-03-01T10:00:00Z"}
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"chat": "c1", "messages": [said]}))
+    assert kgmem(home, "ingest", str(chat), "--user", "me").returncode == 0
+    closed = {"KGMEM_MODEL_MEMORY": "openai/m", "KGMEM_MODEL_API_BASE": "http://127.0.0.1:9/v1"}
+    plain = kgmem(home, "consolidate", "--user", "me", "--now", **closed)
+    assert plain.returncode == 1 and "parked (at extract" in plain.stdout
+    [line] = [x for x in plain.stderr.splitlines() if x.strip()]
+    assert "consolidation stage failed: extract: ModelCallError" in line and "[openai/m]" in line
+    home_two = tmp_path / "two"
+    assert kgmem(home_two, "ingest", str(chat), "--user", "me").returncode == 0
+    debug = kgmem(home_two, "--debug", "consolidate", "--user", "me", "--now", **closed)
+    assert "Traceback" in debug.stderr and "Connection refused" in debug.stderr

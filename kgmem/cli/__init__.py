@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -25,12 +26,16 @@ __all__ = ["cli", "main"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show debug logs and the traceback of a failure.")
 @click.version_option(__version__, prog_name="kgmem")
-def cli() -> None:
+def cli(debug: bool) -> None:
     """kgmem: long-term memory for LLM agents that believes nothing without evidence.
 
     Settings come from $KGMEM_HOME/kgmem.toml and KGMEM_* environment variables.
     """
+    if debug:
+        logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger("kgmem").setLevel(logging.DEBUG)
 
 
 for command in (serve, status, sparql, ontology):

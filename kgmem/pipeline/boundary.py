@@ -53,6 +53,8 @@ def stage_boundary(
         raise
     except Exception as exc:
         failure = StageFailure(stage, type(exc).__name__, str(exc) or repr(exc))
-        _log.warning("consolidation stage failed: %s", failure.describe(), exc_info=exc)
+        # the stage, the model and the reason; the traceback only for a debug log
+        _log.warning("consolidation stage failed: %s", failure.describe())
+        _log.debug("the failure of stage %s", stage.value, exc_info=exc)
         outcome.failure = failure
         on_failure(failure)

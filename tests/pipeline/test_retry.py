@@ -102,6 +102,9 @@ def test_kgmem_consolidate_retry_from_the_shell(services: Services, clock: Fixed
     ran = kgmem(home, "consolidate", "--user", UID, "--retry", **model)
     assert f"retrying pass {abandoned[:8]} as pass" in ran.stdout, (ran.stdout, ran.stderr)
     assert ran.returncode == 1 and "parked (at extract" in ran.stdout
+    # the stage, the model and the reason on one line; a traceback only with --debug
+    assert "consolidation stage failed: extract: ModelCallError" in ran.stderr
+    assert "[openai/m]" in ran.stderr and "Traceback" not in ran.stderr
     assert "retried as pass" in shell("--history").stdout
     busy = kgmem(home, "consolidate", "--user", UID, "--retry", **model)
     assert busy.returncode == 2 and "under way" in busy.stderr
