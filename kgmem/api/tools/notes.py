@@ -42,15 +42,21 @@ class GetNoteArgs:
         f = Fields(raw)
         value = f.raw("id")
         f.done()
-        if isinstance(value, str) and "/" not in value and ":" not in value:
-            return cls(tuple(node_id(uid, value, kind) for kind in _NOTE_KINDS))
-        try:
-            owner, kind, _ = parse_node(str(value))
-        except GraphNameError:
-            raise UnknownMemory(str(value)[:100], "no such note for this user") from None
-        if owner != uid or kind not in _NOTE_KINDS:
-            raise UnknownMemory(str(value), "no such note for this user")
-        return cls((URIRef(str(value)),))
+        return cls(_note_ids(uid, value))
+
+
+def _note_ids(uid: str, value: object) -> tuple[URIRef, ...]:
+    """What a note id may name: a short id names a short note or an external note (both
+    IRIs, the short note's first), an IRI names one of the user's notes."""
+    if isinstance(value, str) and "/" not in value and ":" not in value:
+        return tuple(node_id(uid, value, kind) for kind in _NOTE_KINDS)
+    try:
+        owner, kind, _ = parse_node(str(value))
+    except GraphNameError:
+        raise UnknownMemory(str(value)[:100], "no such note for this user") from None
+    if owner != uid or kind not in _NOTE_KINDS:
+        raise UnknownMemory(str(value), "no such note for this user")
+    return (URIRef(str(value)),)
 
 
 def get_note(services: Services, principal: Principal, args: GetNoteArgs) -> dict[str, Any]:
@@ -106,19 +112,12 @@ class ForgetNoteArgs:
         f = Fields(raw)
         value = f.raw("id")
         f.done()
-        if isinstance(value, str) and "/" not in value and ":" not in value:
-            return cls(node_id(uid, value, NodeKind.SHORT_NOTE))
-        try:
-            owner, kind, _ = parse_node(str(value))
-        except GraphNameError:
-            raise UnknownMemory(str(value)[:100], "no such short note for this user") from None
-        if owner == uid and kind is NodeKind.NOTE:
+        first = _note_ids(uid, value)[0]  # a short id: the short note's
+        if parse_node(str(first))[1] is NodeKind.NOTE:
             raise UnknownMemory(
                 str(value), "an external note is the vault's: remove its file there instead"
             )
-        if owner != uid or kind is not NodeKind.SHORT_NOTE:
-            raise UnknownMemory(str(value), "no such short note for this user")
-        return cls(URIRef(str(value)))
+        return cls(first)
 
 
 def forget_note(services: Services, principal: Principal, args: ForgetNoteArgs) -> dict[str, Any]:
