@@ -201,6 +201,7 @@ def test_queued_drafts_wait_for_consolidate(home: Path, tmp_path: Path) -> None:
         "waiting: 3 sources, 0 queued drafts",
     ]
     assert len(history) == 3 and ": committed  stage author  started " in history[2]
+    assert "  attempts 1  recoveries 0  " in history[2]  # #28: it ran once, not "attempts 0"
     again = ok(home, "consolidate", "--user", "alice")
     assert again.strip() == (
         "no model configured: queued drafts only; raw transcripts wait\n"

@@ -190,7 +190,11 @@ class Accounts:
         """A new account with its first key."""
         check_id(uid, "user id")
         if any(a.uid == uid for a in self.all()):
-            raise AccountError(uid, "already exists (`kgmem users token` adds a key)")
+            raise AccountError(
+                uid,
+                f"already exists: add a key with `kgmem users token {uid}`, or while a server"
+                f" runs with POST /api/admin/users/{uid}/keys",
+            )
         account, g = _account(uid), ACCOUNTS_GRAPH
         quads = [
             Quad(account, RDF.type, KGM.Account, g),

@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from kgmem.api.accounts import Accounts
-from kgmem.api.auth import KeyAuth, first_account
+from kgmem.api.auth import KeyAuth, default_admin_key
 from kgmem.api.body_cap import BodyCap
 from kgmem.api.browser import browser_routes
 from kgmem.api.errors import kgmem_error, unexpected_error
@@ -72,14 +72,14 @@ def create_app(
 
     Start-up errors (broken query or shapes file, locked or corrupt store) raise here,
     before the server accepts a connection; so does the projections' start-up check (see
-    :mod:`kgmem.api.services`). A store with no account gets its first one here (the
-    default user, an admin; its key in ``$KGMEM_HOME/api-key``): every route but
-    ``/health`` needs a Bearer key (:mod:`kgmem.api.auth`).
+    :mod:`kgmem.api.services`). A store with no admin gets its first one here (the
+    default user; its key in ``$KGMEM_HOME/api-key``, written again if it is gone): every
+    route but ``/health`` needs a Bearer key (:mod:`kgmem.api.auth`).
     """
     # a drifted user's graph projection is repaired once the server answers (see _warm)
     built = services or build_services(settings, clock=clock, repair=False)
     accounts = Accounts(built.store, built.queries, built.clock)
-    first_account(accounts, settings)
+    default_key = default_admin_key(accounts, settings)
     jobs = Jobs(built)
     resets = ResetJobs(built)
     mcp = McpEndpoint(built, settings)
@@ -131,6 +131,7 @@ def create_app(
     )
     app.state.services = built
     app.state.accounts = accounts
+    app.state.default_key = default_key  # `kgmem serve` says when it wrote one
     app.state.jobs = jobs
     app.state.resets = resets
     return app

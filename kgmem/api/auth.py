@@ -5,9 +5,11 @@ mounted under the app are all behind it: a request without an accepted key gets 
 the one error shape and never reaches a surface. Surfaces read the caller with
 :func:`principal_of`; none accepts a user id from the caller as authority.
 
-First start: when the store has no account, :func:`first_account` creates the default user
-as an admin with one key and writes the key to ``$KGMEM_HOME/api-key`` (mode 0600), so the
-single-user embedded default works with ``$(cat ~/.local/share/kgmem/api-key)``.
+Every start: :func:`default_admin_key` keeps ``$KGMEM_HOME/api-key`` (mode 0600) holding a
+live admin key, so the single-user embedded default works with
+``$(cat ~/.local/share/kgmem/api-key)``: with no admin in the store (a new store, or only
+users made with ``kgmem users add`` before the first start) it creates the default user as
+an admin with one key; a default admin whose key file is gone gets a new key there.
 """
 
 from __future__ import annotations
@@ -26,27 +28,51 @@ from kgmem.api.errors import error_response
 from kgmem.config import Settings
 from kgmem.errors import Forbidden, Unauthenticated
 
-__all__ = ["KeyAuth", "first_account", "key_file", "principal_of", "require_admin"]
+__all__ = ["KeyAuth", "default_admin_key", "key_file", "principal_of", "require_admin"]
 
 OPEN_PATHS = frozenset({"/health"})
 
 
 def key_file(settings: Settings) -> Path:
-    """Where the first account's key is kept for the single-user default."""
+    """Where the default admin's key is kept for the single-user default."""
     return settings.home / "api-key"
 
 
-def first_account(accounts: Accounts, settings: Settings) -> IssuedKey | None:
-    """Create the default user (admin) and its key when there is no account at all."""
-    if accounts.any():
-        return None
-    issued = accounts.add(settings.default_user, role=Role.ADMIN, label="first start")
+def default_admin_key(accounts: Accounts, settings: Settings) -> IssuedKey | None:
+    """Make sure :func:`key_file` holds a live admin key; the key written, if one was.
+
+    While the file's key works, nothing happens (a start never makes a second key). Else,
+    with no live admin in the store, the default user is created as one; if the default user
+    already is a live admin (its file was deleted, or its key revoked), it gets a new key
+    (an older one is not revoked: an agent's configuration may hold a copy). Admins made by
+    hand, or a default user made by hand as a plain or revoked account, are left alone.
+    """
     path = key_file(settings)
+    if _admin_key_in(accounts, path):
+        return None
+    uid = settings.default_user
+    existing = {a.uid: a for a in accounts.all()}
+    default = existing.get(uid)
+    if default is None:
+        if any(a.role is Role.ADMIN and a.revoked_at is None for a in existing.values()):
+            return None
+        issued = accounts.add(uid, role=Role.ADMIN, label="first start")
+    elif default.role is Role.ADMIN and default.revoked_at is None:
+        issued = accounts.issue(uid, label="api-key file")
+    else:
+        return None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(issued.token + "\n")
     return issued
+
+
+def _admin_key_in(accounts: Accounts, path: Path) -> bool:
+    try:
+        return accounts.authenticate(path.read_text(encoding="utf-8")).admin
+    except (OSError, UnicodeDecodeError, Unauthenticated):
+        return False
 
 
 def _bearer(header: str | None) -> str:

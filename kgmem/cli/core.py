@@ -50,11 +50,15 @@ def serve(host: str | None, port: int | None) -> None:
     settings.server_file.write_text(json.dumps(info), encoding="utf-8")
     click.echo(f"kgmem {__version__} serving {settings.store_dir}")
     click.echo(f"  URL:    {settings.base_url}  (health: {settings.base_url}/health)")
-    keys = key_file(settings)
-    click.echo(
-        f"  Auth:   every route but /health takes a Bearer key; the first user's is in {keys}"
-    )
-    click.echo(f'          curl -H "Authorization: Bearer $(cat {keys})" {settings.base_url}/...')
+    keys, written = key_file(settings), app.state.default_key
+    if written is not None:
+        click.echo(f"  Key:    new API key {written.key_id} of admin {written.uid}, in {keys}")
+    if keys.is_file():
+        curl = f'curl -H "Authorization: Bearer $(cat {keys})" {settings.base_url}/...'
+        click.echo(f"  Auth:   every route but /health takes a Bearer key; an admin's is in {keys}")
+        click.echo(f"          {curl}")
+    else:  # the admins were made by hand
+        click.echo("  Auth:   every route but /health takes a Bearer key: kgmem users token USER")
     click.echo("          (more users and keys: kgmem users add|list|revoke|token)")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the
     # handler it found: make that handler a clean exit so the cleanup below runs.

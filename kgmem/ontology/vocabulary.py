@@ -9,7 +9,7 @@ domain, range and functionality of a property.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -220,6 +220,28 @@ class Vocabulary:
             chain.append(step)
         return tuple(reversed(chain))
 
+    def distinct_ancestors(self, classes: Collection[URIRef]) -> tuple[URIRef, ...]:
+        """What ``classes`` are kinds of as a reader tells them apart: one superclass per
+        label, the nearest, nearest first (ties by label, then IRI).
+
+        Aligned vocabularies give one idea several IRIs (``schema:Person`` is
+        ``foaf:Person`` and sits under ``rc:Person`` and ``kko:Persons``): listed one by one
+        they read "person, person, persons". Labels compare casefolded, singular and without
+        KBpedia's "generic"; one that only repeats a label of ``classes`` is left out.
+        """
+        own = {_label_key(self.label(c)) for c in classes}
+        found: dict[str, tuple[int, str, URIRef]] = {}
+        for cls in classes:
+            for ancestor in self.ancestors(cls):
+                text = self.label(ancestor)
+                key = _label_key(text)
+                if ancestor in classes or key in own:
+                    continue
+                entry = (len(self.path_up(cls, ancestor)), text, ancestor)
+                if key not in found or entry < found[key]:
+                    found[key] = entry
+        return tuple(ancestor for _, _, ancestor in sorted(found.values()))
+
     def disjointness(self, a: URIRef, b: URIRef) -> DisjointnessProof | None:
         """The shortest proof that ``a`` and ``b`` are disjoint, or None (memoized)."""
         key = (a, b)
@@ -281,6 +303,11 @@ class Vocabulary:
         """The first label, else words from the local name (KBpedia concepts have none)."""
         labels = self.labels.get(term)
         return labels[0] if labels else local_name_words(term)
+
+
+def _label_key(text: str) -> str:
+    """``Agents``, ``agent generic`` and ``agent`` name one idea."""
+    return " ".join(w.removesuffix("s") for w in text.casefold().split() if w != "generic")
 
 
 def local_name_words(term: URIRef) -> str:

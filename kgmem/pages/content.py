@@ -227,27 +227,12 @@ def read_page_input(
 
 
 def _ancestors(types: Sequence[URIRef], effective: EffectiveOntology) -> tuple[str, ...]:
-    """What the entity's types are kinds of, nearest first, at most PAGE_ANCESTORS: labels
-    that only repeat a type's (``persons``, ``agent generic`` for ``agent``) are left out."""
+    """What the entity's types are kinds of, nearest first, at most PAGE_ANCESTORS, each
+    once: labels that only repeat a type's (``persons``, ``agent generic`` for ``agent``)
+    are left out."""
     vocabulary = effective.vocabulary
-    found: dict[str, tuple[int, str]] = {}
-    seen = {_label_key(vocabulary.label(t)) for t in types}
-    for cls in types:
-        for ancestor in effective.ancestors(cls):
-            if ancestor in _ROOTS or ancestor in types:
-                continue
-            text = vocabulary.label(ancestor)
-            key = _label_key(text)
-            distance = len(vocabulary.path_up(cls, ancestor)) or 99
-            if key not in seen and (key not in found or distance < found[key][0]):
-                found[key] = (distance, text)
-    nearest = sorted(found.values())[:PAGE_ANCESTORS]
-    return tuple(text for _, text in nearest)
-
-
-def _label_key(text: str) -> str:
-    words = [w.removesuffix("s") for w in text.casefold().split() if w != "generic"]
-    return " ".join(words)
+    named = [a for a in vocabulary.distinct_ancestors(types) if a not in _ROOTS]
+    return tuple(vocabulary.label(a) for a in named[:PAGE_ANCESTORS])
 
 
 def _evidence(

@@ -254,7 +254,7 @@ class Checkpoints:
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, UserGraphs(uid).ops)
             fence(edit, node, token)
-            attempts = sum(int(str(v)) for v in edit.values(node, KGM.attempts)) + 1
+            attempts = _count(edit.values(node, KGM.attempts)) + 1
             edit.set(node, KGM.passStatus, PassStatus.PARKED.iri)
             edit.set(node, KGM.currentStage, stage.iri)
             edit.set(node, KGM.attempts, _int(attempts))
@@ -283,7 +283,7 @@ class Checkpoints:
         with self._store.transaction() as tx:
             edit = OpsEdit(self._store, graphs.ops)
             fence(edit, node, token)
-            recoveries = sum(int(str(v)) for v in edit.values(node, KGM.recoveries)) + 1
+            recoveries = _count(edit.values(node, KGM.recoveries)) + 1
             for checkpoint in edit.subjects(KGM.checkpointOf, node):
                 edit.forget(checkpoint)
             edit.drop_graph(graphs.proposal(pass_id))
@@ -347,11 +347,17 @@ class Checkpoints:
         for item in edit.subjects(KGM.checkpointOf, node):
             if edit.values(item, KGM.itemKey) and stage.iri in edit.values(item, KGM.stage):
                 edit.forget(item)  # folded into the payload
-        edit.set(node, KGM.attempts, _int(0))
+        # kgm:attempts counts tries: the failed ones (each park) and this one, which ended the
+        # stage. The pass's budget counts only failures, so its next stage starts at 0; the
+        # last stage's tries stay on the finished pass (it ran once: 1, never 0).
+        tries = _count(edit.values(node, KGM.attempts)) + 1
+        edit.set(checkpoint, KGM.attempts, _int(tries))
         following = stage.following
         if following is None:
+            edit.set(node, KGM.attempts, _int(tries))
             self._finish(edit, uid, pass_id, PassStatus.COMMITTED, at, keep=checkpoint)
             return
+        edit.set(node, KGM.attempts, _int(0))
         edit.set(node, KGM.currentStage, following.iri)
         if stage.order < StageName.COMMIT.order:
             for entity in state.dirty:
@@ -387,6 +393,10 @@ class Checkpoints:
             elif checkpoint != keep:
                 edit.set(checkpoint, KGM.payload, None)
         edit.drop_graph(UserGraphs(uid).proposal(pass_id))
+
+
+def _count(values: list[Term]) -> int:
+    return sum(int(str(v)) for v in values)
 
 
 def _order(stages: list[Term]) -> int:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -15,6 +22,7 @@ from kgmem.api.auth import key_file
 from kgmem.config import Settings
 from kgmem.errors import AccountError, Unauthenticated
 from kgmem.store import ACCOUNTS_GRAPH, GraphKind, OxigraphStore, QueryRegistry, parse_graph
+from tests.conftest import REPO, free_port
 from tests.test_cli import kgmem
 
 
@@ -100,8 +108,12 @@ def test_the_registry_refuses_duplicates_unknowns_and_malformed_ids(
 ) -> None:
     accounts = Accounts(store, queries)
     accounts.add("alice", role=Role.ADMIN, name="Alice")
-    with pytest.raises(AccountError, match="already exists"):
+    # the hint works whether or not a server holds the store (#28: `kgmem users token`
+    # alone cannot run while one does)
+    with pytest.raises(AccountError, match="already exists") as refused:
         accounts.add("alice")
+    assert "`kgmem users token alice`" in str(refused.value)
+    assert "POST /api/admin/users/alice/keys" in str(refused.value)
     with pytest.raises(AccountError, match="no such account"):
         accounts.issue("nobody")
     with pytest.raises(AccountError, match="has no key"):
@@ -124,6 +136,118 @@ def test_a_second_start_keeps_the_first_account(settings: Settings) -> None:
         assert key_file(settings).read_text() == token
     finally:
         again.state.services.close()
+
+
+def _accounts_before_the_first_start(settings: Settings, *accounts: tuple[str, Role]) -> None:
+    store = OxigraphStore(settings.store_dir)
+    try:
+        made = Accounts(store, QueryRegistry.load())
+        for uid, role in accounts:
+            made.add(uid, role=role)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "accounts",
+    [(("bob", Role.ADMIN),), (("me", Role.USER), ("bob", Role.USER))],
+    ids=["an admin made by hand", "the default user made by hand"],
+)
+def test_a_start_leaves_accounts_made_by_hand_alone(
+    settings: Settings, accounts: tuple[tuple[str, Role], ...]
+) -> None:
+    """Admins made before the first start get no default admin beside them; a default user
+    made by hand as a plain user is not made an admin. Neither gets an api-key file."""
+    _accounts_before_the_first_start(settings, *accounts)
+    app = create_app(settings)
+    try:
+        found = {(a.uid, a.role, a.keys) for a in app.state.accounts.all()}
+        assert found == {(uid, role, 1) for uid, role in accounts}
+        assert app.state.default_key is None and not key_file(settings).exists()
+    finally:
+        app.state.services.close()
+
+
+@contextmanager
+def serving(home: Path) -> Iterator[tuple[str, list[str]]]:
+    """A real ``kgmem serve`` on ``home``: its URL, and its output once it stopped."""
+    port, output = free_port(), []
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)],
+        env={**os.environ, "KGMEM_HOME": str(home)},
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while not _answers(url):
+            assert process.poll() is None and time.monotonic() < deadline, "no /health in 30 s"
+            time.sleep(0.1)
+        yield url, output
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output += process.communicate(timeout=30)[0].splitlines()
+    assert process.returncode == 0, output
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=1).is_success
+    except httpx.HTTPError:
+        return False
+
+
+def _me(url: str, token: str) -> tuple[str, str] | int:
+    """Who ``token`` acts as (user, role), or the status code that refused it."""
+    answer = httpx.get(f"{url}/api/me", headers=bearer(token), timeout=5)
+    if not answer.is_success:
+        return answer.status_code
+    return answer.json()["user"], answer.json()["role"]
+
+
+@pytest.mark.integration
+def test_users_added_before_the_first_start_still_get_the_default_admin(home: Path) -> None:
+    """#28: `kgmem users add alice` on a new home, then `kgmem serve`: the start made the
+    default admin only when the store had no account at all, so there was no admin and no
+    api-key file for the README's first curl."""
+    added = kgmem(home, "users", "add", "alice")
+    assert added.returncode == 0, added.stderr
+    alice, path = added.stdout.splitlines()[-1], home / "api-key"
+    with serving(home) as (url, output):
+        token = path.read_text().strip()
+        assert _me(url, token) == ("me", "admin")
+        assert _me(url, alice) == ("alice", "user")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert f"new API key {token.split('_')[1]} of admin me, in {path}" in "\n".join(output)
+
+
+def test_a_lost_key_file_gets_a_new_key_and_a_kept_one_none(settings: Settings) -> None:
+    """Every start checks the file: while its key works nothing is made; once it is gone the
+    default admin gets a new key (the old one stays live: a copy may be in use)."""
+    path = key_file(settings)
+    create_app(settings).state.services.close()
+    token = path.read_text().strip()
+    again = create_app(settings)
+    try:
+        assert again.state.default_key is None and path.read_text().strip() == token
+    finally:
+        again.state.services.close()
+    path.unlink()
+    lost = create_app(settings)
+    try:
+        accounts: Accounts = lost.state.accounts
+        renewed = path.read_text().strip()
+        assert lost.state.default_key.token == renewed != token
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        for key in (renewed, token):
+            assert accounts.authenticate(key).uid == settings.default_user
+            assert accounts.authenticate(key).admin
+        assert [(a.uid, a.keys) for a in accounts.all()] == [(settings.default_user, 2)]
+    finally:
+        lost.state.services.close()
 
 
 @pytest.mark.integration

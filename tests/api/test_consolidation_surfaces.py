@@ -108,6 +108,14 @@ def test_history_and_retry_alike_on_every_surface(server: ApiServer) -> None:
         (abandoned["id"], "abandoned"),
     ]
     assert passes[1]["retried_as"] == retried["passId"]
+    # #28: the committed pass ran once (history said "attempts 0"); extract was tried 3 times
+    tries = [(retried["passId"], 1), (abandoned["id"], 3)]
+    assert [(p["id"], p["attempts"]) for p in passes] == tries
+    with server.client(UID) as c:
+        rest_passes = c.get("/api/consolidation", params={"limit": 5}).json()["passes"]
+        graphql = gql(c, "{ consolidation { passes { id attempts } } }")["consolidation"]
+    assert [(p["id"], p["attempts"]) for p in rest_passes] == tries
+    assert [(p["id"], p["attempts"]) for p in graphql["passes"]] == tries
     assert mcp(server, "retry_consolidation", {}) == {
         "pass": None,
         "retried": [],

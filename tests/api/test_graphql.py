@@ -207,6 +207,25 @@ def test_entity_types_with_ancestors_and_relations_asserted_and_inferred(server:
         assert entity["memories"] == [{"title": "Sister Grace"}]
 
 
+ENTITY_TYPES = "{ entities(first: 10) { nodes { name types { label ancestors { iri label } } } } }"
+
+
+def test_entity_types_list_each_ancestor_once(server: ApiServer) -> None:
+    """#28: schema:Person is foaf:Person and sits under rc:Person, kko:Persons, foaf:Agent,
+    rc:Agent-Generic and kko:Agents; its ancestors read "person, person, persons, agent,
+    agent generic, agents" until each label was listed once, by its nearest term."""
+    with server.client("g-types") as c:
+        sibling(c, "t1", "Grace")
+        nodes = gql(c, ENTITY_TYPES)["entities"]["nodes"]
+        [grace] = [n for n in nodes if n["name"] == "Grace"]
+        [person] = grace["types"]
+        assert person["label"] == "person"
+        assert person["ancestors"] == [
+            {"iri": "http://xmlns.com/foaf/0.1/Agent", "label": "agent"},
+            {"iri": "https://schema.org/Thing", "label": "thing"},
+        ]
+
+
 def test_lifecycle_review_and_revert_through_mutations(server: ApiServer) -> None:
     with server.client("g-life") as c:
         memory = sibling(c, "l1", "Hedy")["memoryId"]

@@ -141,7 +141,8 @@ def test_page_structure_and_evidence_panes_show_the_stored_quotes(ui: Ui, world:
     page_md = ui.page.inner_text("#page-markdown")
     assert "digest:" not in page_md and "Ada" in page_md  # rendered, front matter left out
     assert ui.page.locator("#page-markdown h1, #page-markdown h2").count() >= 1
-    assert "person" in ui.page.inner_text("#detail .types")
+    # each ancestor once (#28: it read "person, person, persons, agent, agent generic, ...")
+    assert ui.page.inner_text("#detail .types").split() == ["person", "⊑", "agent,", "thing"]
     out = ui.page.inner_text("#relations-out")
     assert "Porto — home location" in out and "Tidewater Books — works for" in out
     assert "(inferred)" in ui.page.inner_text("#relations-in") + out  # sibling, both ways

@@ -26,6 +26,18 @@ def test_ancestors_follow_subclass_and_equivalence(fixture_vocab: Vocabulary) ->
     assert fixture_vocab.path_up(C.Musician, T.Agents) == (C.Musician, C.Human, T.Persons, T.Agents)
 
 
+def test_distinct_ancestors_are_one_per_label_nearest_first(fixture_vocab: Vocabulary) -> None:
+    # c:Person (by the equivalence) and t:Persons are both two steps up: one idea, shown once
+    assert fixture_vocab.distinct_ancestors([C.Musician]) == (C.Human, C.Person, T.Agents)
+    # neither repeats the type's own label
+    assert fixture_vocab.distinct_ancestors([C.Person]) == (C.Human, T.Agents)
+    assert fixture_vocab.distinct_ancestors([C.Person, C.Company]) == (
+        C.Human,
+        T.Organizations,
+        T.Agents,
+    )
+
+
 def test_disjointness_through_a_typology_union(fixture_vocab: Vocabulary) -> None:
     proof = fixture_vocab.disjointness(C.Planet, C.Company)
     assert proof is not None

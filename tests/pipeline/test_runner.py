@@ -65,12 +65,14 @@ def test_run_goes_through_all_nine_stages_and_commits(rig: Rig, store: OxigraphS
 
     assert record.status is PassStatus.COMMITTED
     assert record.finished_at == rig.clock.now()
+    assert record.attempts == 1  # #28: history said "attempts 0" for a pass that ran once
     assert rig.calls.stages == {name: 1 for name in StageName if name is not StageName.EXTRACT}
     assert rig.calls.items == {str(c): 1 for c in CONTRIBUTIONS}
     assert {q.subject for q in rig.kg()} == ENTITIES
     assert len(rig.kg()) == 9
     assert store.count(GRAPHS.proposal(pass_id)) == 0
     assert [c.stage for c in rig.ledger.checkpoints(UID, pass_id)] == list(StageName)
+    assert [c.attempts for c in rig.ledger.checkpoints(UID, pass_id)] == [1] * 9
     [entry] = rig.ledger.outbox(UID)
     assert entry.nodes == ENTITIES and entry.added == 9
     assert rig.ledger.dirty_entities(UID) == set()
@@ -133,7 +135,9 @@ def test_resume_starts_at_the_failed_stage(rig: Rig) -> None:
     assert [rig.calls.stages[s] for s in before] == [1, 1]
     assert rig.calls.stages[StageName.RESOLVE] == 2
     assert rig.calls.items == {str(c): 1 for c in CONTRIBUTIONS}
-    assert [c.attempts for c in rig.ledger.checkpoints(UID, pass_id)][:4] == [0, 0, 0, 1]
+    # each stage's tries: resolve failed once, then went through
+    assert [c.attempts for c in rig.ledger.checkpoints(UID, pass_id)][:4] == [1, 1, 1, 2]
+    assert record.attempts == 1  # the last stage's: it went through at once
 
 
 def test_resume_does_not_redo_banked_items(rig: Rig) -> None:

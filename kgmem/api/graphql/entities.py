@@ -59,7 +59,10 @@ class TermMatch:
 class OntologyType:
     iri: str
     label: str
-    ancestors: list[Term]
+    ancestors: list[Term] = strawberry.field(
+        description="what it is a kind of, nearest first: one term per label, none repeating"
+        " the type's own (aligned vocabularies' copies of a class show once)"
+    )
 
 
 @strawberry.type(description="A literal-valued fact of an entity.")

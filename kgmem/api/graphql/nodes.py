@@ -224,17 +224,15 @@ class Relation:
 
 
 def _types(effective: EffectiveOntology, iris: tuple[str, ...]) -> list[OntologyType]:
-    out = []
+    vocabulary, out = effective.vocabulary, []
     for iri in sorted(iris):
         term = URIRef(iri)
-        ancestors = sorted(a for a in effective.ancestors(term) if a != term)
+        ancestors = vocabulary.distinct_ancestors((term,))
         out.append(
             OntologyType(
                 iri=iri,
-                label=effective.vocabulary.label(term),
-                ancestors=[
-                    Term(iri=str(a), label=effective.vocabulary.label(a)) for a in ancestors
-                ],
+                label=vocabulary.label(term),
+                ancestors=[Term(iri=str(a), label=vocabulary.label(a)) for a in ancestors],
             )
         )
     return out

@@ -194,7 +194,10 @@ class ConsolidationPass:
     )
     state_reason: str | None = strawberry.field(description="why a running pass is dead")
     stage: str | None
-    attempts: int
+    attempts: int = strawberry.field(
+        description="tries of its stage that ended: the failed ones, and the one that finished"
+        " a committed pass (a pass that ran once: 1); a running try counts once it ends"
+    )
     recoveries: int
     started_at: datetime
     finished_at: datetime | None
