@@ -237,6 +237,11 @@ class Settings:
         return self.home / "index" / "search"
 
     @property
+    def catalogue_index_path(self) -> Path:
+        """Where the catalogue's term index and vocabulary are kept between processes."""
+        return self.home / "index" / "catalogue.sqlite3"
+
+    @property
     def digests_path(self) -> Path:
         """Where the digests of every user's nodes are kept (:mod:`kgmem.index.digests`)."""
         return self.home / "index" / "digests.sqlite3"

@@ -71,6 +71,69 @@ def test_the_cli_loads_without_the_web_surfaces() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_a_term_search_reads_only_the_kept_term_index(home: Path) -> None:
+    """``kgmem ontology search`` (#28: 9-10 s a call) loads only the command it runs (not
+    the services, the pipeline or the other commands) and, after the first, reads the term
+    index kept in ``index/catalogue.sqlite3`` rather than the whole catalogue."""
+    assert kgmem(home, "users", "add", "alice").returncode == 0  # a store, bundled catalogue
+    kept = home / "index" / "catalogue.sqlite3"
+    first = kgmem(home, "ontology", "search", "person")
+    assert first.returncode == 0, first.stderr
+    assert "person" in first.stdout.lower() and kept.is_file()
+    made = kept.stat().st_mtime_ns
+    probe = (
+        "import sys; from kgmem.cli import main\n"
+        "try:\n    main(['ontology', 'search', 'person'])\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = ('kgmem.api.services', 'kgmem.pipeline', 'kgmem.memory.gate',"
+        " 'kgmem.cli.memories')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules])"
+    )
+    again = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KGMEM_HOME": str(home)},
+        cwd=REPO,
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == "LOADED []"
+    assert again.stdout.splitlines()[:-1] == first.stdout.splitlines()
+    assert kept.stat().st_mtime_ns == made  # read, not made again
+
+
+def test_ingest_then_draft_finds_no_drift(home: Path, tmp_path: Path) -> None:
+    """An ingest from the shell went to the store without its outbox entry, so the next
+    command found the user's graph projection behind ("drift found; rebuilt users alice",
+    #28). It now writes as the server does: nothing to repair, and the check agrees."""
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        json.dumps(
+            {"chat": "c1", "messages": [{"role": "user", "text": "I am allergic to peanuts"}]}
+        )
+    )
+    draft = tmp_path / "draft.json"
+    draft.write_text(
+        json.dumps(
+            {
+                "kind": "semantic",
+                "title": "Allergic to peanuts",
+                "evidence": [{"source": "chat:c1#0", "quote": "I am allergic to peanuts"}],
+            }
+        )
+    )
+    assert kgmem(home, "ingest", str(chat), "--user", "bob").returncode == 0
+    assert kgmem(home, "memories", "draft", str(draft), "--user", "bob").returncode == 0
+    ingested = kgmem(home, "ingest", str(chat), "--user", "alice")  # new to the projection
+    assert ingested.returncode == 0, ingested.stderr
+    drafted = kgmem(home, "memories", "draft", str(draft), "--user", "alice")
+    assert drafted.returncode == 0 and "active" in drafted.stdout, drafted.stderr
+    assert "drift" not in drafted.stderr and "rebuilt" not in drafted.stderr
+    check = kgmem(home, "index", "check")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_status_on_a_fresh_home_writes_nothing(home: Path) -> None:
     result = kgmem(home, "status")
     assert result.returncode == 0

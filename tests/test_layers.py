@@ -13,13 +13,14 @@ import kgmem
 PACKAGE = Path(kgmem.__file__).parent
 
 #: kgmem's layers, lowest first; a module may import its own layer and any lower one.
-#: The root modules (errors, vocab, clock) are below every layer; settings check ids as the
-#: store names them, and every layer above the store reads settings (and the package's
+#: The root modules (errors, vocab, clock, progress) are below every layer; settings check ids
+#: as the store names them, and every layer above the store reads settings (and the package's
 #: version and public names, which are the settings and the errors).
 RANK = {
     "errors": 0,
     "vocab": 0,
     "clock": 0,
+    "progress": 0,
     "store": 1,
     "config": 1,
     "kgmem": 1,

@@ -321,7 +321,8 @@ def build_services(
             digests=digests,
         )
         clock = clock or SystemClock()
-        ontology = OntologyService(store, queries)
+        kept = None if scratch is not None else settings.catalogue_index_path
+        ontology = OntologyService(store, queries, kept)
         validation = ValidationService(store, queries, ontology)
         pages = PageFollower(store, queries, ontology, validation, clock)
         following = settings.vault == "on" and not in_memory

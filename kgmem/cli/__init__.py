@@ -8,24 +8,36 @@ import sys
 import click
 
 from kgmem import __version__
-from kgmem.cli import terms as _terms  # noqa: F401 - attaches `ontology search/disjoint`
-from kgmem.cli.agent import mcp
-from kgmem.cli.backup import backup
 from kgmem.cli.common import fail
-from kgmem.cli.consolidate import consolidate
-from kgmem.cli.core import serve, sparql, status
-from kgmem.cli.index import index
-from kgmem.cli.ingest import ingest
-from kgmem.cli.memories import memories, review
-from kgmem.cli.ontology import ontology
-from kgmem.cli.users import users
-from kgmem.cli.vault import vault
+from kgmem.cli.lazy import LazyGroup
 from kgmem.errors import KgmemError
 
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS = {
+    "serve": "kgmem.cli.core:serve",
+    "status": "kgmem.cli.core:status",
+    "sparql": "kgmem.cli.core:sparql",
+    # kgmem.cli.terms attaches `search` and `disjoint` to the group it imports
+    "ontology": "kgmem.cli.terms:ontology",
+    "ingest": "kgmem.cli.ingest:ingest",
+    "memories": "kgmem.cli.memories:memories",
+    "review": "kgmem.cli.memories:review",
+    "consolidate": "kgmem.cli.consolidate:consolidate",
+    "index": "kgmem.cli.index:index",
+    "users": "kgmem.cli.users:users",
+    "mcp": "kgmem.cli.agent:mcp",
+    "vault": "kgmem.cli.vault:vault",
+    "backup": "kgmem.cli.backup:backup",
+}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option("--debug", is_flag=True, help="Show debug logs and the traceback of a failure.")
 @click.version_option(__version__, prog_name="kgmem")
 def cli(debug: bool) -> None:
@@ -36,19 +48,6 @@ def cli(debug: bool) -> None:
     if debug:
         logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
         logging.getLogger("kgmem").setLevel(logging.DEBUG)
-
-
-for command in (serve, status, sparql, ontology):
-    cli.add_command(command)
-cli.add_command(ingest)
-cli.add_command(memories)
-cli.add_command(review)
-cli.add_command(consolidate)
-cli.add_command(index)
-cli.add_command(users)
-cli.add_command(mcp)
-cli.add_command(vault)
-cli.add_command(backup)
 
 
 def main(argv: list[str] | None = None) -> None:

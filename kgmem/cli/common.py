@@ -6,14 +6,16 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from kgmem.api.services import Services, build_services
 from kgmem.config import Settings
 from kgmem.errors import StoreLocked
 from kgmem.store import OxigraphStore
+
+if TYPE_CHECKING:
+    from kgmem.api.services import Services
 
 __all__ = ["fail", "local_services", "local_store", "running_server"]
 
@@ -69,6 +71,8 @@ def local_services(
     Opens the store as :func:`local_store` does (same one-line errors), then wires it with
     :func:`kgmem.api.services.build_services`, so the CLI and the server decide alike.
     """
+    from kgmem.api.services import build_services  # only the commands that write need it
+
     with local_store(settings, purpose, create=create, instead=instead) as store:
         services = build_services(settings, store=store)
         try:

@@ -8,6 +8,7 @@ from datetime import datetime
 import click
 
 from kgmem.cli.common import local_services
+from kgmem.cli.progress import Lane, shown
 from kgmem.config import load_settings
 from kgmem.pipeline.consolidation import Consolidation, ConsolidationStatus, PassReport
 from kgmem.pipeline.liveness import PassCondition
@@ -50,14 +51,12 @@ def consolidate(
             return
         if not consolidation.has_model:
             click.echo("no model configured: queued drafts only; raw transcripts wait")
-
-        def progress(pass_id: str, stage: StageName) -> None:
-            click.echo(f"  pass {pass_id[:8]}  {stage.order}/9 {stage.value}")
-
-        if retry:
-            _retry(consolidation, uid, passes, progress)
-            return
-        records = consolidation.consolidate(uid, now=now, progress=progress)
+        with shown() as display:
+            progress = _stages(display.lane("consolidate"))
+            if retry:
+                _retry(consolidation, uid, passes, progress)
+                return
+            records = consolidation.consolidate(uid, now=now, progress=progress)
         if not records:
             _nothing(consolidation.status(uid))
             return
@@ -65,6 +64,18 @@ def consolidate(
             click.echo(_summary(record))
         if any(r.status is PassStatus.PARKED for r in records):
             raise SystemExit(1)
+
+
+def _stages(lane: Lane | None) -> Callable[[str, StageName], None]:
+    """Each stage as it starts: a line (``  pass 1a2b3c4d  3/9 extract``) and, on a
+    terminal, the lane (``2/9 pass 1a2b3c4d: extract``, stages finished of all)."""
+
+    def progress(pass_id: str, stage: StageName) -> None:
+        click.echo(f"  pass {pass_id[:8]}  {stage.order}/9 {stage.value}")
+        if lane is not None:
+            lane(f"pass {pass_id[:8]}: {stage.value}", stage.order - 1, len(StageName))
+
+    return progress
 
 
 def _retry(

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import click
 
 from kgmem.cli.common import fail, local_store
+from kgmem.cli.progress import shown
 from kgmem.config import Settings, load_settings
 from kgmem.errors import StoreLocked
 from kgmem.index import TABLES, ChangeFeed, Fingerprint, KuzuProjection, StoreReader
@@ -83,14 +84,27 @@ def rebuild(uid: str | None) -> None:
     with _projection(settings, "rebuild the index") as (projection, known, _):
         users = _users(uid, known)
         saved = ShardFiles(settings.search_dir)
-        for user in users:
-            started = time.perf_counter()
-            fingerprint = projection.rebuild(user)
-            saved.drop(user)
-            took = time.perf_counter() - started
-            click.echo(f"{user}: {_counts(fingerprint)} ({took:.2f} s)")
+        began = time.perf_counter()
+        with shown() as display:
+            everyone, tables = display.lane("users"), display.lane("tables")
+            for done, user in enumerate(users):
+                if everyone is not None:
+                    everyone(user, done, len(users))
+                started = time.perf_counter()
+                fingerprint = projection.rebuild(user, tables)
+                saved.drop(user)
+                took = time.perf_counter() - started
+                if everyone is not None:
+                    everyone(user, done + 1, len(users))
+                click.echo(f"{user}: {_counts(fingerprint)} ({took:.2f} s)")
+            if users:
+                display.summary = _rebuilt(len(users), time.perf_counter() - began)
         if not users:
             click.echo("no users in the store: nothing to rebuild")
+
+
+def _rebuilt(users: int, seconds: float) -> str:
+    return f"rebuilt the index of {users} user{'s' if users != 1 else ''} in {seconds:.1f} s"
 
 
 @index.command("distill")

@@ -14,14 +14,15 @@ import click
 from pydantic import BaseModel, ValidationError
 from rdflib import URIRef
 
-from kgmem.cli.common import fail, local_store
-from kgmem.clock import SystemClock
+from kgmem.cli.common import fail, local_services
+from kgmem.cli.progress import shown
 from kgmem.config import load_settings
 from kgmem.errors import SourceConflict
 from kgmem.memory.model import SourceType
 from kgmem.memory.source_inputs import IngestResult, MessageIn, NoteIn, TaskIn
 from kgmem.memory.sources import SourceStore, source_iri, task_record_iris
-from kgmem.store import QueryRegistry, check_id
+from kgmem.progress import Progress, counted
+from kgmem.store import check_id
 
 __all__ = ["ingest"]
 
@@ -78,7 +79,7 @@ def _read_text(path: Path, parsed: _Parsed, where: str) -> str | None:
     return None
 
 
-def _parse_chat(path: Path, parsed: _Parsed) -> None:
+def _parse_chat(path: Path, parsed: _Parsed, progress: Progress | None) -> None:
     text = _read_text(path, parsed, path.name)
     if text is None:
         return
@@ -91,7 +92,7 @@ def _parse_chat(path: Path, parsed: _Parsed) -> None:
         _model(parsed, path.name, TaskIn, data)
         return
     if isinstance(data, dict) and isinstance(data.get("tasks"), list):
-        for position, task in enumerate(data["tasks"]):
+        for position, task in enumerate(counted(data["tasks"], "tasks", progress)):
             _model(parsed, f"{path.name}: tasks[{position}]", TaskIn, task)
         return
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
@@ -100,17 +101,17 @@ def _parse_chat(path: Path, parsed: _Parsed) -> None:
             '{"task_id": ...} or {"tasks": [...]}'
         )
         return
-    for position, message in enumerate(data["messages"]):
+    for position, message in enumerate(counted(data["messages"], "messages", progress)):
         where = f"{path.name}: messages[{position}]"
         base = {"chat": data.get("chat"), "turn": position}
         _model(parsed, where, MessageIn, base | message if isinstance(message, dict) else message)
 
 
-def _parse_jsonl(path: Path, parsed: _Parsed) -> None:
+def _parse_jsonl(path: Path, parsed: _Parsed, progress: Progress | None) -> None:
     text = _read_text(path, parsed, path.name)
     if text is None:
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(counted(text.splitlines(), "lines", progress), start=1):
         if not line.strip():
             continue
         where = f"{path.name}:{number}"
@@ -130,8 +131,8 @@ def _note_files(folder: Path) -> Iterator[Path]:
             yield path
 
 
-def _parse_notes(folder: Path, parsed: _Parsed) -> None:
-    for path in _note_files(folder):
+def _parse_notes(folder: Path, parsed: _Parsed, progress: Progress | None) -> None:
+    for path in counted(list(_note_files(folder)), "files", progress):
         relative = path.relative_to(folder).as_posix()
         text = _read_text(path, parsed, relative)
         if text is None:
@@ -142,27 +143,29 @@ def _parse_notes(folder: Path, parsed: _Parsed) -> None:
         _model(parsed, relative, NoteIn, {"path": relative, "text": text})
 
 
-def _parse(path: Path) -> _Parsed:
+def _parse(path: Path, progress: Progress | None) -> _Parsed:
     parsed = _Parsed([], [])
     if path.is_dir():
-        _parse_notes(path, parsed)
+        _parse_notes(path, parsed, progress)
     elif path.suffix.lower() == ".jsonl":
-        _parse_jsonl(path, parsed)
+        _parse_jsonl(path, parsed, progress)
     elif path.suffix.lower() == ".json":
-        _parse_chat(path, parsed)
+        _parse_chat(path, parsed, progress)
     else:
         parsed.errors.append(f"{path.name}: unknown format (expected .json, .jsonl or a folder)")
     return parsed
 
 
-def _store_all(sources: SourceStore, uid: str, items: list[_Item]) -> list[IngestResult]:
+def _store_all(
+    sources: SourceStore, uid: str, items: list[_Item], progress: Progress | None
+) -> list[IngestResult]:
     messages = [i.source for i in items if isinstance(i.source, MessageIn)]
     notes = [i.source for i in items if isinstance(i.source, NoteIn)]
-    results = list(sources.ingest_messages(uid, messages)) if messages else []
-    results += list(sources.ingest_notes(uid, notes)) if notes else []
-    for item in items:  # each task in one commit of its own
-        if isinstance(item.source, TaskIn):
-            results += sources.ingest_task(uid, item.source)
+    tasks = [i.source for i in items if isinstance(i.source, TaskIn)]
+    results = list(sources.ingest_messages(uid, messages, progress)) if messages else []
+    results += list(sources.ingest_notes(uid, notes, progress)) if notes else []
+    for task in counted(tasks, "tasks", progress):  # each task in one commit of its own
+        results += sources.ingest_task(uid, task)
     return results
 
 
@@ -223,18 +226,22 @@ def ingest(path: Path, uid: str) -> None:
     is kept in a commit of its own, after the messages and notes).
     """
     check_id(uid, "user id")
-    parsed = _parse(path)
-    for error in parsed.errors:
-        click.echo(f"kgmem: error: {error}", err=True)
-    if parsed.errors:
-        fail(f"{len(parsed.errors)} invalid item(s) in {path.name}; nothing was ingested")
-    settings = load_settings()
-    with local_store(settings, "ingest", create=True) as store:
-        sources = SourceStore(store, QueryRegistry.load(), SystemClock())
-        try:
-            results = _store_all(sources, uid, parsed.items)
-        except SourceConflict as exc:
-            fail(f"{_where(parsed.items, exc.source, uid)}: {exc.reason}; nothing was ingested")
+    with shown() as display:
+        parsed = _parse(path, display.lane("read"))
+        for error in parsed.errors:
+            click.echo(f"kgmem: error: {error}", err=True)
+        if parsed.errors:
+            fail(f"{len(parsed.errors)} invalid item(s) in {path.name}; nothing was ingested")
+        settings = load_settings()
+        # through the services, as the server ingests: each commit then carries its outbox
+        # entry and moves the user's stamp, so the next process finds the projections level
+        # (a bare store wrote the sources unseen: the next command found "drift")
+        with local_services(settings, "ingest", create=True) as services:
+            try:
+                results = _store_all(services.sources, uid, parsed.items, display.lane("store"))
+            except SourceConflict as exc:
+                where = _where(parsed.items, exc.source, uid)
+                fail(f"{where}: {exc.reason}; nothing was ingested")
     click.echo(f"ingested {path.name} for {uid}")
     for line in _summary(results, parsed.skipped):
         click.echo(line)

@@ -15,6 +15,7 @@ from typing import Any
 import click
 from rdflib import URIRef
 
+from kgmem.api.tools.args import short_id
 from kgmem.cli.common import fail, local_services
 from kgmem.cli.memory_views import (
     echo_json,
@@ -135,8 +136,8 @@ def list_memories(
             entity=entity,
             predicate=None if predicate is None else _predicate(predicate),
         )
-    if as_json:
-        echo_json(found)
+    if as_json:  # with the short id every other command and route takes, as REST has it
+        echo_json([{**jsonable(m), "short_id": short_id(m.iri)} for m in found])
     else:
         show_summaries(found)
 

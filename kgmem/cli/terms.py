@@ -33,10 +33,10 @@ def expand(term: str) -> URIRef:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def search(text: str, limit: int, kind: str | None, as_json: bool) -> None:
     """Find catalogue terms by label, alternate label or local name."""
-    with local_store(load_settings(), "search the catalogue") as store:
-        hits = OntologyService(store, QueryRegistry.load()).search(
-            text, limit, TermKind(kind) if kind else None
-        )
+    settings = load_settings()
+    with local_store(settings, "search the catalogue") as store:
+        ontology = OntologyService(store, QueryRegistry.load(), settings.catalogue_index_path)
+        hits = ontology.search(text, limit, TermKind(kind) if kind else None)
     if as_json:
         click.echo(
             json.dumps(
@@ -67,8 +67,10 @@ def search(text: str, limit: int, kind: str | None, as_json: bool) -> None:
 @click.argument("b")
 def disjoint(a: str, b: str) -> None:
     """Say whether classes A and B are disjoint, and which axioms prove it."""
-    with local_store(load_settings(), "query the catalogue") as store:
-        vocab = OntologyService(store, QueryRegistry.load()).vocabulary()
+    settings = load_settings()
+    with local_store(settings, "query the catalogue") as store:
+        kept = settings.catalogue_index_path
+        vocab = OntologyService(store, QueryRegistry.load(), kept).vocabulary()
     first, second = expand(a), expand(b)
     for term in (first, second):
         if vocab.kind_of(term) is None:

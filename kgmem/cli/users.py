@@ -7,13 +7,16 @@ They open the store locally, so they refuse while a server holds it: stop the se
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 
 import click
 
 from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
+from kgmem.api.services import RESET_STEPS
 from kgmem.api.tools.write import ReviewModeArgs, review_mode
 from kgmem.cli.common import fail, local_services, local_store
+from kgmem.cli.progress import Lane, shown
 from kgmem.config import load_settings
 from kgmem.errors import KgmemError
 from kgmem.memory import WriteMode, user_graphs
@@ -123,6 +126,18 @@ def mode(uid: str, mode: str | None) -> None:
     click.echo(f"user {uid}: {found['mode']}{changed}")
 
 
+def _steps(lane: Lane | None) -> Callable[[str], None]:
+    """Each step of a reset as it begins: a line, and on a terminal the lane (``1/4``:
+    steps finished of all)."""
+
+    def step(name: str) -> None:
+        click.echo(f"  {name}")
+        if lane is not None:
+            lane(name, RESET_STEPS.index(name), len(RESET_STEPS))
+
+    return step
+
+
 @users.command("reset")
 @click.argument("uid", metavar="USER")
 @click.option("--yes", is_flag=True, help="Do it (without it, only say what would go).")
@@ -142,7 +157,8 @@ def reset(uid: str, yes: bool) -> None:
                 click.echo(f"their sources stay ({sources} triples) and are consolidated again")
                 click.echo("a reset cannot be undone: `kgmem backup` first; then --yes to reset")
                 return
-            report = services.reset_user(uid, lambda step: click.echo(f"  {step}"))
+            with shown() as display:
+                report = services.reset_user(uid, _steps(display.lane(f"reset {uid}")))
         except KgmemError as exc:
             fail(str(exc))
     click.echo(

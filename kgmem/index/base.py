@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 from rdflib import URIRef
 
 from kgmem.index.rows import Fingerprint, UserRows
+from kgmem.progress import Progress
 
 __all__ = [
     "FeedTarget",
@@ -120,8 +121,9 @@ class GraphProjection(Protocol):
     @property
     def opened(self) -> OpenReport: ...
 
-    def rebuild(self, uid: str) -> Fingerprint:
-        """Drop the user's rows and load them again from the store; the new fingerprint."""
+    def rebuild(self, uid: str, progress: Progress | None = None) -> Fingerprint:
+        """Drop the user's rows and load them again from the store; the new fingerprint.
+        ``progress`` hears each table's read begin (``"read Memory"``), then its write."""
         ...
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:

@@ -26,10 +26,11 @@ from kgmem.index.base import Links, Neighbour, OpenReport, ReconcileReport
 from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.kuzu_graph import KuzuGraph, closed
-from kgmem.index.kuzu_open import open_database
+from kgmem.index.kuzu_open import mark_closed, open_database
 from kgmem.index.kuzu_paths import ABOUT_COUNTS, OUTLINE
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import Fingerprint, UserRows, differing, fingerprint_of
+from kgmem.progress import Progress
 from kgmem.store import QueryRegistry, TripleStore, Unreadable, check_id
 
 log = logging.getLogger("kgmem.index")
@@ -91,16 +92,17 @@ class KuzuProjection:
     def close(self) -> None:
         with self._lock:
             self._graph.close()
+            mark_closed(self._opened.path)
 
     # -- writes ------------------------------------------------------------------------
 
-    def rebuild(self, uid: str) -> Fingerprint:
+    def rebuild(self, uid: str, progress: Progress | None = None) -> Fingerprint:
         check_id(uid, "user id")
         with self._lock:
             stamp = self._outbox.stamp(uid)  # first: the rows read next hold every write to it
-            rows = closed(self._reader.user(uid))
+            rows = closed(self._reader.user(uid, progress))
             try:
-                self._graph.replace_user(uid, rows)
+                self._graph.replace_user(uid, rows, progress)
             finally:
                 self._bump(uid)
             self._behind.pop(uid, None)

@@ -46,6 +46,7 @@ from kgmem.index.rows import (
     SourceRow,
     UserRows,
 )
+from kgmem.progress import Progress, Steps
 from kgmem.store import UserGraphs
 
 __all__ = ["KuzuGraph", "closed"]
@@ -184,6 +185,7 @@ class KuzuGraph:
         around: bool,
         kept: frozenset[str] = frozenset(),
         held: Counter[_Edge] | None = None,
+        steps: Steps | None = None,
     ) -> None:
         """Append ``rows``, whose nodes the projection does not hold, except the entities
         ``kept`` (keys), which it holds with ``held``, the edges at them: their columns are
@@ -198,6 +200,8 @@ class KuzuGraph:
             if table.name == _ENTITY:
                 self._batches(table.update(), (p for p in params if p["key"] in kept))
                 params = [p for p in params if p["key"] not in kept]
+            if steps is not None:
+                steps.start(f"write {table.name}")
             self._batches(table.copy(), params)
         stale = Counter(held or ())
         edges: list[tuple[EdgeTable, list[_Params]]] = []
@@ -217,6 +221,8 @@ class KuzuGraph:
             self._batches(edge.delete_rows(), gone)
         for edge, params in edges:
             ends = known[edge.source], known[edge.target]
+            if steps is not None:
+                steps.start(f"write {edge.name}")
             self._batches(
                 edge.copy(), (p for p in params if p["a"] in ends[0] and p["b"] in ends[1])
             )
@@ -235,12 +241,13 @@ class KuzuGraph:
             }
             known[table.name] |= self._held(uid, table.name, sorted(ends - known[table.name]))
 
-    def replace_user(self, uid: str, rows: UserRows) -> None:
-        """Drop every row of ``uid`` and write ``rows``, in one transaction."""
+    def replace_user(self, uid: str, rows: UserRows, progress: Progress | None = None) -> None:
+        """Drop every row of ``uid`` and write ``rows``, in one transaction; ``progress``
+        hears ``("write Memory", 1, 9)`` and so on as each table's write begins."""
         with self._transaction():
             for table in NODES:
                 self.run(table.delete_user(), {"uid": uid})
-            self._write(uid, rows, around=False)
+            self._write(uid, rows, around=False, steps=Steps(progress, len(NODES) + len(EDGES)))
 
     def replace_nodes(
         self,

@@ -6,11 +6,18 @@ reads every column of every table. When the probe fails, or the database is of a
 schema version, the directory is moved aside (``<dir>.broken-N``) and a new database is
 created; the caller rebuilds it from the store. A database another process holds is never
 moved: that is :class:`~kgmem.errors.StoreLocked`.
+
+The probe takes a quarter of a second (a process of its own), which a command that opens
+the store pays every time; so a process that closes the database cleanly records the size
+and modification time of its files (``closed-cleanly``), and the next open skips the probe
+when they are still those. Every open removes the record first, so a process that dies
+with the database open leaves none, and the next open probes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import subprocess
 import sys
@@ -24,9 +31,10 @@ import kuzu
 from kgmem.errors import StoreCorrupt, StoreLocked
 from kgmem.index.kuzu_schema import SCHEMA_VERSION, ddl
 
-__all__ = ["DB_FILE", "Opened", "open_database"]
+__all__ = ["CLEAN", "DB_FILE", "Opened", "mark_closed", "open_database"]
 
 DB_FILE = "graph.kuzu"
+CLEAN = "closed-cleanly"
 _PROBE_TIMEOUT = 300
 _LOCKED, _BROKEN = 3, 4
 # Runs in the probe process: only kuzu is imported, nothing of kgmem.
@@ -57,6 +65,35 @@ def _is_lock(message: str) -> bool:
     return "lock" in message.lower()
 
 
+def _files(directory: Path) -> dict[str, list[int]]:
+    """Size and modification time of each file of the database in ``directory``."""
+    found = {}
+    for path in sorted(directory.iterdir()):
+        if path.name != CLEAN and path.is_file():
+            status = path.stat()
+            found[path.name] = [status.st_size, status.st_mtime_ns]
+    return found
+
+
+def mark_closed(directory: Path) -> None:
+    """Record that the database in ``directory`` was just closed cleanly (see above)."""
+    with contextlib.suppress(OSError):
+        (directory / CLEAN).write_text(json.dumps(_files(directory)), encoding="utf-8")
+
+
+def _closed_cleanly(directory: Path) -> bool:
+    """Whether the files are as a clean close left them; the record goes either way."""
+    record = directory / CLEAN
+    try:
+        kept = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            record.unlink()
+    return isinstance(kept, dict) and bool(kept) and kept == _files(directory)
+
+
 def _probe(directory: Path) -> str | None:
     """Why the database in ``directory`` is unusable, or None (also when there is none)."""
     if not directory.exists():
@@ -64,7 +101,7 @@ def _probe(directory: Path) -> str | None:
     if not directory.is_dir():
         return "not a directory"
     path = directory / DB_FILE
-    if not path.exists():
+    if _closed_cleanly(directory) or not path.exists():
         return None
     try:
         done = subprocess.run(

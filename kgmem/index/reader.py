@@ -29,6 +29,7 @@ from kgmem.index.node_rows import (
     text_of,
 )
 from kgmem.index.rows import (
+    TABLES,
     AboutRow,
     EntityRow,
     EvidenceRow,
@@ -40,6 +41,7 @@ from kgmem.index.rows import (
     SourceRow,
     UserRows,
 )
+from kgmem.progress import Progress, Steps
 from kgmem.store import (
     Bindings,
     Damage,
@@ -304,18 +306,20 @@ class StoreReader:
 
     # -- whole users and node sets -----------------------------------------------------
 
-    def user(self, uid: str) -> UserRows:
-        """Every row of ``uid``."""
+    def user(self, uid: str, progress: Progress | None = None) -> UserRows:
+        """Every row of ``uid``; ``progress`` hears ``("read Memory", 1, 9)`` and so on as
+        each table's read begins."""
+        run = Steps(progress, len(TABLES)).run
         return UserRows.of(
-            entities=self.entities(uid),
-            memories=self.memories(uid),
-            pages=self.pages(uid),
-            sources=self.sources(uid),
-            relates=self.relates(uid),
-            about=self.about(uid),
-            evidence=self.evidence(uid),
-            page_of=self.page_of(uid),
-            shares=self.shares(uid),
+            entities=run("read Entity", partial(self.entities, uid)),
+            memories=run("read Memory", partial(self.memories, uid)),
+            pages=run("read Page", partial(self.pages, uid)),
+            sources=run("read Source", partial(self.sources, uid)),
+            relates=run("read RELATES", partial(self.relates, uid)),
+            about=run("read ABOUT", partial(self.about, uid)),
+            evidence=run("read EVIDENCE", partial(self.evidence, uid)),
+            page_of=run("read PAGE_OF", partial(self.page_of, uid)),
+            shares=run("read SHARES_MEMORY", partial(self.shares, uid)),
         )
 
     def around(self, uid: str, nodes: NodeSet) -> UserRows:

@@ -50,6 +50,7 @@ from kgmem.memory.source_rdf import (
     task_facts,
     to_quads,
 )
+from kgmem.progress import Progress, counted
 from kgmem.store import (
     Changeset,
     Dataset,
@@ -148,19 +149,27 @@ class SourceStore:
         """Keep one message; ``unchanged`` when it is already stored exactly so."""
         return self.ingest_messages(uid, [msg])[0]
 
-    def ingest_messages(self, uid: str, msgs: Iterable[MessageIn]) -> tuple[IngestResult, ...]:
-        """Keep a batch of messages in one commit: all of them, or (on a conflict) none."""
+    def ingest_messages(
+        self, uid: str, msgs: Iterable[MessageIn], progress: Progress | None = None
+    ) -> tuple[IngestResult, ...]:
+        """Keep a batch of messages in one commit: all of them, or (on a conflict) none.
+        ``progress`` hears ``("messages", done, total)``, then ``("writing", 0, 0)``."""
         now = self._clock.now()
-        return self._ingest(uid, [self._plan_message(uid, m, now) for m in msgs])
+        told = counted(list(msgs), "messages", progress)
+        return self._ingest(uid, [self._plan_message(uid, m, now) for m in told], progress)
 
     def ingest_note(self, uid: str, note: NoteIn) -> IngestResult:
         """Keep one revision of an external note."""
         return self.ingest_notes(uid, [note])[0]
 
-    def ingest_notes(self, uid: str, notes: Iterable[NoteIn]) -> tuple[IngestResult, ...]:
-        """Keep a batch of note revisions in one commit: all of them or none."""
+    def ingest_notes(
+        self, uid: str, notes: Iterable[NoteIn], progress: Progress | None = None
+    ) -> tuple[IngestResult, ...]:
+        """Keep a batch of note revisions in one commit: all of them or none. ``progress``
+        hears ``("notes", done, total)``, then ``("writing", 0, 0)``."""
         now = self._clock.now()
-        return self._ingest(uid, [self._plan_note(uid, n, now) for n in notes])
+        told = counted(list(notes), "notes", progress)
+        return self._ingest(uid, [self._plan_note(uid, n, now) for n in told], progress)
 
     def ingest_task(self, uid: str, task: TaskIn) -> tuple[IngestResult, ...]:
         """Keep a task's state changes, one record each, appending those not yet stored.
@@ -300,8 +309,12 @@ class SourceStore:
         facts = note_facts(note, note.timestamp or now)
         return _Planned(iri, SourceType.EXTERNAL_NOTE, facts, soft)
 
-    def _ingest(self, uid: str, planned: list[_Planned]) -> tuple[IngestResult, ...]:
+    def _ingest(
+        self, uid: str, planned: list[_Planned], progress: Progress | None = None
+    ) -> tuple[IngestResult, ...]:
         graph = UserGraphs(uid).sources
+        if progress is not None:  # checked against the store and committed: one step
+            progress("writing", 0, 0)
         if (held := getattr(self._held, "records", None)) is not None:
             held.clear()  # a source the gate keeps for a draft (``reported``) is read anew
         seen: dict[URIRef, Facts] = {}

@@ -53,7 +53,7 @@ from kgmem.ontology.outcomes import (
 )
 from kgmem.ontology.payload import SourceFile, format_for_suffix
 from kgmem.ontology.records import CatalogueOrigin, InstalledFile, InstallRecord
-from kgmem.ontology.stats import CatalogueStats, collect_stats
+from kgmem.ontology.stats import CatalogueStats, catalogue_version, collect_stats
 from kgmem.store import (
     Changeset,
     GraphKind,
@@ -111,10 +111,12 @@ class Catalogue:
         with Fetcher(mirror, download=download) as fetcher:
             for entry in todo:
                 tick = time.perf_counter()
+                track.begin(entry.id, "fetching")
                 ready = prepare_entry(entry, fetcher, partial(track, entry.id, "fetch"))
                 prepared.append((ready, time.perf_counter() - tick))
         for ready, prepare_seconds in prepared:
             ontology_id = ready.record.ontology_id
+            track.begin(ontology_id, "loading")
             outcomes[ontology_id] = self._write(ready, prepare_seconds)
             track(ontology_id, "load", ontology_id)
         ordered = tuple(outcomes[e.id] for e in plan)
@@ -268,16 +270,7 @@ class Catalogue:
 
     def version(self) -> str:
         """A digest of what is installed (ids and file sha256s); changes with every change."""
-        stats = self._stats(counts=False)
-        lines = []
-        for ontology_id in stats.ids():
-            graph = catalogue_graph(ontology_id)
-            record = stats.records.get(graph)
-            if record is not None:
-                lines += [f"{ontology_id}\t{f.path}\t{f.sha256}" for f in record.files]
-            else:
-                lines.append(f"{ontology_id}\t\t{stats.bundled.get(graph, 'incomplete')}")
-        return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+        return catalogue_version(self._store, self._queries)
 
     def _stats(
         self, graphs: Sequence[URIRef] | None = None, *, counts: bool = True

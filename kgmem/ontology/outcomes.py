@@ -55,10 +55,11 @@ class InstallReport:
 
 @dataclass(frozen=True)
 class InstallProgress:
-    """One finished unit of install work: a file fetched and verified, or an ontology written."""
+    """One unit of install work finished (a file fetched and verified, an ontology written),
+    or an ontology's fetch or load begun (``done`` does not count it yet)."""
 
     ontology_id: str
-    step: str  # "fetch" | "load"
+    step: str  # finished: "fetch" | "load"; begun: "fetching" | "loading"
     item: str
     done: int
     total: int
@@ -91,3 +92,9 @@ class Tracker:
         self._done += 1
         if self._callback is not None:
             self._callback(InstallProgress(ontology_id, step, item, self._done, self._total))
+
+    def begin(self, ontology_id: str, step: str) -> None:
+        """The work on ``ontology_id`` begins (``"fetching"``, ``"loading"``): a display
+        names what is under way, not only what last finished."""
+        if self._callback is not None:
+            self._callback(InstallProgress(ontology_id, step, "", self._done, self._total))

@@ -6,8 +6,10 @@ or delta change goes through this service (or calls :meth:`OntologyService.inval
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 from rdflib import URIRef
 
@@ -15,6 +17,7 @@ from kgmem.errors import GraphNameError
 from kgmem.ontology.delta import DeltaPatch, DeltaPlan, plan_patch
 from kgmem.ontology.effective import EffectiveOntology
 from kgmem.ontology.search import TermHit, TermIndex
+from kgmem.ontology.stats import catalogue_version
 from kgmem.ontology.vocabulary import TermKind, Vocabulary, load_vocabulary
 from kgmem.store import (
     GraphKind,
@@ -28,14 +31,26 @@ from kgmem.store import (
 __all__ = ["OntologyService"]
 
 STARTER = catalogue_graph("starter")
+_VOCABULARY_QUERIES = (
+    "ontology/declared_terms",
+    "ontology/subclass_edges",
+    "ontology/property_axioms",
+    "ontology/labels",
+    "ontology/disjoint_pairs",
+)
 
 
 class OntologyService:
     """Answers ontology questions for every user from one shared catalogue view."""
 
-    def __init__(self, store: TripleStore, queries: QueryRegistry) -> None:
+    def __init__(
+        self, store: TripleStore, queries: QueryRegistry, kept: Path | None = None
+    ) -> None:
+        """``kept``: the file where the catalogue's term index and vocabulary are kept
+        between processes (``Settings.catalogue_index_path``); None keeps them in memory."""
         self._store = store
         self._queries = queries
+        self._kept = kept
         self._lock = threading.RLock()
         self._vocabulary: Vocabulary | None = None
         self._index: TermIndex | None = None
@@ -59,16 +74,55 @@ class OntologyService:
     def vocabulary(self) -> Vocabulary:
         with self._lock:
             if self._vocabulary is None:
-                self._vocabulary = load_vocabulary(
-                    self._store, self._queries, self.catalogue_graphs()
-                )
+                kept = self._kept_index()
+                vocab = None if kept is None else kept.vocabulary()
+                if vocab is None:
+                    vocab = load_vocabulary(self._store, self._queries, self.catalogue_graphs())
+                    if self._kept is not None:  # kept for the next process, with its index
+                        self._set_index(TermIndex.build(vocab, self._kept, self._version()))
+                self._vocabulary = vocab
             return self._vocabulary
 
     def index(self) -> TermIndex:
         with self._lock:
             if self._index is None:
-                self._index = TermIndex(self.vocabulary())
+                kept = self._kept_index()
+                if kept is not None:
+                    self._set_index(kept)
+                else:
+                    vocab = self.vocabulary()  # with a file to keep it in, makes the index
+                    if self._index is None:
+                        self._set_index(TermIndex.build(vocab))
+            assert self._index is not None
             return self._index
+
+    def keep(self) -> bool:
+        """Make sure the kept term index and vocabulary are the catalogue's (after an
+        install: the next command then finds them ready); True if they were made now."""
+        with self._lock:
+            self.invalidate()
+            if self._kept is None or self._kept_index() is not None:
+                return False
+            self.index()
+            return True
+
+    def _version(self) -> str:
+        """The catalogue's version, and the queries that read its vocabulary."""
+        text = "\n".join(self._queries[name].text for name in _VOCABULARY_QUERIES)
+        code = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return f"{catalogue_version(self._store, self._queries)}+{code}"
+
+    def _kept_index(self) -> TermIndex | None:
+        if self._index is not None:
+            return self._index
+        if self._kept is None:
+            return None
+        return TermIndex.open(self._kept, self._version())
+
+    def _set_index(self, index: TermIndex) -> None:
+        if self._index is not None and self._index is not index:
+            self._index.close()
+        self._index = index
 
     def search(self, text: str, limit: int = 10, kind: TermKind | None = None) -> list[TermHit]:
         """Catalogue terms for ``text``, best first."""
@@ -78,7 +132,10 @@ class OntologyService:
         """Forget cached views: one user's, or (None) everything after a catalogue change."""
         with self._lock:
             if uid is None:
-                self._vocabulary = self._index = None
+                self._vocabulary = None
+                if self._index is not None:
+                    self._index.close()
+                self._index = None
                 self._users.clear()
                 self._effective.clear()
             else:

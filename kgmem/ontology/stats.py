@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -9,9 +10,17 @@ from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
 from kgmem.ontology.records import InstallRecord, read_records
-from kgmem.store import Dataset, GraphKind, QueryRegistry, Row, TripleStore, parse_graph
+from kgmem.store import (
+    Dataset,
+    GraphKind,
+    QueryRegistry,
+    Row,
+    TripleStore,
+    catalogue_graph,
+    parse_graph,
+)
 
-__all__ = ["CatalogueStats", "collect_stats"]
+__all__ = ["CatalogueStats", "catalogue_version", "collect_stats"]
 
 _SHAPES_SUFFIX = ".shapes"
 
@@ -69,6 +78,26 @@ def collect_stats(
             graph = URIRef(str(row["graph"]))
             terms[graph] = (int(str(row["classes"])), int(str(row["properties"])))
     return CatalogueStats(chosen, records, bundled, tallies, bookkeeping, terms)
+
+
+def catalogue_version(store: TripleStore, queries: QueryRegistry) -> str:
+    """A digest of what the catalogue holds (ids and file sha256s): changes with every change.
+
+    Cheap (records only, no counts): a command reads it to know whether what it kept of
+    the catalogue (:mod:`kgmem.ontology.search`) is still the catalogue.
+    """
+    stats = collect_stats(
+        store, queries, [g for g in store.graphs() if _is_catalogue(g)], counts=False
+    )
+    lines = []
+    for ontology_id in stats.ids():
+        graph = catalogue_graph(ontology_id)
+        record = stats.records.get(graph)
+        if record is not None:
+            lines += [f"{ontology_id}\t{f.path}\t{f.sha256}" for f in record.files]
+        else:
+            lines.append(f"{ontology_id}\t\t{stats.bundled.get(graph, 'incomplete')}")
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
 def _per_graph(rows: Sequence[Row]) -> dict[URIRef, int]:

@@ -9,7 +9,7 @@ import pytest
 
 from kgmem.errors import StoreLocked
 from kgmem.index import KuzuProjection
-from kgmem.index.kuzu_open import DB_FILE
+from kgmem.index.kuzu_open import CLEAN, DB_FILE
 from kgmem.index.rows import differing
 from kgmem.store import QueryRegistry
 from tests.index.scenes import Scene
@@ -164,3 +164,31 @@ def test_a_clean_reopen_keeps_the_rows(
         assert not again.opened.created and not again.opened.recovered
         assert again.opened.rebuilt == ()
         assert again.fingerprint("alice") == expected
+
+
+def test_a_cleanly_closed_database_is_opened_without_the_probe(
+    projection: KuzuProjection,
+    world: World,
+    queries: QueryRegistry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe is a process of its own (~0.25 s a command); a database whose files are
+    as its last clean close left them need not be probed. One changed since is (the damage
+    tests above close cleanly too, then damage the file)."""
+    directory, expected = projection.opened.path, projection.fingerprint("alice")
+    projection.close()
+    assert (directory / CLEAN).is_file()
+
+    def no_probe(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the probe ran for a cleanly closed database")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("kgmem.index.kuzu_open.subprocess.run", no_probe)
+        again = reopen(directory, world, queries)
+    assert not (directory / CLEAN).exists()  # open: a crash now must leave no record
+    with again:
+        assert not again.opened.recovered and again.fingerprint("alice") == expected
+    assert (directory / CLEAN).is_file()
+    _damage(directory, 0)
+    with reopen(directory, world, queries) as damaged:
+        assert damaged.opened.recovered and damaged.opened.moved_to is not None
