@@ -30,6 +30,7 @@ COMMANDS = {
     "mcp": "kgmem.cli.agent:mcp",
     "vault": "kgmem.cli.vault:vault",
     "backup": "kgmem.cli.backup:backup",
+    "demo": "kgmem.cli.demo:demo",
 }
 
 
