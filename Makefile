@@ -52,13 +52,15 @@ $(NODE_MODULES): $(BROWSER)/package.json $(BROWSER)/package-lock.json
 	cd $(BROWSER) && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# The browser tests' browser: Debian's chromium (Playwright drives it; it never downloads one).
+# The browser tests' browser: Debian's chromium (Playwright drives it; it never downloads one),
+# and curl, which the README's snippets use (tests/test_readme.py runs them).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@{ command -v chromium && command -v curl; } >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+			apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium curl; \
 		else \
-			echo "the browser tests need Debian's chromium: sudo apt-get install chromium"; \
+			echo "the tests need Debian's chromium and curl: sudo apt-get install chromium curl"; \
 		fi; }
 
 clean:
