@@ -164,6 +164,8 @@ class Decider:
             return self._quarantine([c.existing.memory for c, _ in resolutions])
         if pre.disposition is not Disposition.CREATE and pre.target is not None:
             return self._fold(pre.disposition, pre.target, pre.new_claims)
+        if (told := self._told_again()) is not None:
+            return self._fold(Disposition.DISCARD, told, ())
         superseded = [c.existing.memory for c, r in resolutions if r is Resolution.SUPERSEDE]
         weakened = [c.existing.memory for c, r in resolutions if r is Resolution.WEAKEN]
         status = self._status(authority, bool(weakened))
@@ -205,6 +207,35 @@ class Decider:
             return replace(pre, target=same[0]), ()
         facts = tuple(m for m in restated if when[m] is None)
         return Prepass(Disposition.CREATE, None, pre.new_claims, pre.conflicts), facts
+
+    def _told_again(self) -> URIRef | None:
+        """An active memory this claimless draft tells again: of the same kind (and time, for
+        an episode), quoting every span the draft quotes. A procedure, an event or a note has
+        no claims for the pre-pass to find known; without this, a model drafting it again
+        (each consolidation pass, a host re-sending a session) made a copy each time."""
+        if self.plan.claims or not self.plan.evidence:
+            return None
+        spans = {(e.source, e.span) for e in self.plan.evidence}
+        if any(span is None for _, span in spans):
+            return None
+        kg = self.graphs.kg
+        candidates: set[URIRef] = set()
+        for source in {source for source, _ in spans}:
+            for cite in self.deps.store.quads(kg, predicate=KGM.source, obj=source):
+                for use in self.deps.store.quads(kg, predicate=KGM.evidence, obj=cite.subject):
+                    if isinstance(use.subject, URIRef):
+                        candidates.add(use.subject)
+        for memory in sorted(candidates):
+            old = read_memory(self.deps.store, memory, [kg])
+            if (
+                old is not None
+                and old.kind is self.draft.kind
+                and old.status is MemoryStatus.ACTIVE
+                and old.occurred_at == self.draft.occurred_at
+                and spans <= {(e.source, e.span) for e in old.evidence}
+            ):
+                return memory
+        return None
 
     def _occurred(self, memory: URIRef) -> datetime | None:
         """When an episode happened (None: ``memory`` is no episode)."""
@@ -375,7 +406,12 @@ class Decider:
             self.add += fact_quads(new_claims, self.graphs.kg)
         if disposition is Disposition.DISCARD:
             kept = f"; {len(evidence)} new evidence item(s) kept" if evidence else ""
-            self.reasons.append("every claim is already known" + kept)
+            known = (
+                "every claim is already known"
+                if self.plan.claims
+                else "told again (same kind, same quotes)"
+            )
+            self.reasons.append(known + kept)
             return self._finish(Action.DISCARD, target, Outcome.DISCARDED)
         self.reasons.append(f"{len(new_claims)} new claim(s) folded into {target}")
         return self._finish(Action.MERGE, target, Outcome.MERGED)

@@ -513,6 +513,44 @@ def test_restating_a_procedure_with_new_steps_replaces_them_and_adds_triggers(
     assert world.memory(created.memory).steps == tuple(steps)
 
 
+def test_a_claimless_draft_told_again_is_folded_not_copied(world: World) -> None:
+    """A procedure, an event or a plain note has no claims for the pre-pass to find known:
+    drafting one again (a second consolidation pass, a host re-sending a session, the demo
+    run twice) made a copy each time. The same kind quoting the same spans is one memory."""
+    msg = world.say("user", SEAT_SAID)
+    ran = world.say("user", "Last Tuesday I ran the Lisbon half marathon.")
+    event = {
+        "kind": "episodic",
+        "title": "Ran the Lisbon half marathon",
+        "occurred_at": "2026-11-24T09:00:00Z",
+        "evidence": [{"source": ran, "quote": "I ran the Lisbon half marathon"}],
+    }
+    note = {
+        "kind": "semantic",
+        "title": "Seat and card when booking",
+        "evidence": [{"source": msg, "quote": SEAT_STEPS}],
+    }
+    first = world.draft(_procedure(msg), event, note)
+    assert [i.outcome for i in first] == [Outcome.ACTIVE] * 3, [i.reasons for i in first]
+    count = world.memory_count()
+    again = world.draft(_procedure(msg, title="Booking a flight"), event, note)
+    assert [i.outcome for i in again] == [Outcome.DISCARDED] * 3, [i.reasons for i in again]
+    assert [i.memory for i in again] == [i.memory for i in first]
+    assert all("told again" in " ".join(i.reasons) for i in again)
+    assert world.memory_count() == count  # nothing new but the decisions, kept in ops
+
+    # not a restatement: another time for the event, another kind over the same quote
+    other_day = world.draft({**event, "occurred_at": "2025-11-23T09:00:00Z"})
+    assert other_day[0].outcome is Outcome.ACTIVE and other_day[0].memory != first[1].memory
+    as_event = world.draft({**note, "kind": "episodic", "occurred_at": "2026-11-20T00:00:00Z"})
+    assert as_event[0].outcome is Outcome.ACTIVE
+
+    # a memory no longer active is not what a new draft restates
+    world.lifecycle.archive("alice", first[2].memory)
+    [fresh] = world.draft(note)
+    assert fresh.outcome is Outcome.ACTIVE and fresh.memory != first[2].memory
+
+
 def test_a_periodic_refusal_is_recorded_once_per_draft(world: World) -> None:
     msg = world.say("user", "I work at Acme.")
     [draft] = world.gate.parse([works_at(msg, "Globex")])
