@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from rdflib import Literal, URIRef
+from rdflib import URIRef
 
 from kgmem.config import Settings
 from kgmem.memory.changes import fact_quads, net_change, retired_facts
@@ -32,9 +32,9 @@ from kgmem.memory.prepass import (
 )
 from kgmem.memory.records import ClaimRecord, MemoryRecord, read_memory, record_quads
 from kgmem.memory.refs import resolve_refs
+from kgmem.memory.retold import occurred, told_again
 from kgmem.ontology import OntologyService, Violation
 from kgmem.store import Quad, TripleStore, UserGraphs
-from kgmem.vocab import KGM
 
 __all__ = [
     "Actor",
@@ -164,7 +164,8 @@ class Decider:
             return self._quarantine([c.existing.memory for c, _ in resolutions])
         if pre.disposition is not Disposition.CREATE and pre.target is not None:
             return self._fold(pre.disposition, pre.target, pre.new_claims)
-        if (told := self._told_again()) is not None:
+        told = None if self.plan.claims else self._told_again()
+        if told is not None:
             return self._fold(Disposition.DISCARD, told, ())
         superseded = [c.existing.memory for c, r in resolutions if r is Resolution.SUPERSEDE]
         weakened = [c.existing.memory for c, r in resolutions if r is Resolution.WEAKEN]
@@ -191,6 +192,9 @@ class Decider:
             action, memory.iri, outcome, superseded=tuple(superseded), weakened=tuple(weakened)
         )
 
+    def _told_again(self) -> URIRef | None:
+        return told_again(self.deps.store, self.graphs.kg, self.draft, self.plan.evidence)
+
     def _as_event(self, pre: Prepass) -> tuple[Prepass, tuple[URIRef, ...]]:
         """An episode restating what memories know is folded into an episode of the same time
         that knows it (the same event told again); otherwise it is an event of its own: "moved
@@ -201,54 +205,12 @@ class Decider:
             return pre, ()
         keys = {c.key() for c in self.plan.claims}
         restated = sorted({e.memory for e in self.existing if e.claim.key() in keys})
-        when = {m: self._occurred(m) for m in restated}
+        when = {m: occurred(self.deps.store, self.graphs.kg, m) for m in restated}
         same = [m for m in restated if when[m] == d.occurred_at]
         if same:
             return replace(pre, target=same[0]), ()
         facts = tuple(m for m in restated if when[m] is None)
         return Prepass(Disposition.CREATE, None, pre.new_claims, pre.conflicts), facts
-
-    def _told_again(self) -> URIRef | None:
-        """An active memory this claimless draft tells again: of the same kind (and time, for
-        an episode), quoting every span the draft quotes. A procedure, an event or a note has
-        no claims for the pre-pass to find known; without this, a model drafting it again
-        (each consolidation pass, a host re-sending a session) made a copy each time."""
-        if self.plan.claims or not self.plan.evidence:
-            return None
-        spans = {(e.source, e.span) for e in self.plan.evidence}
-        if any(span is None for _, span in spans):
-            return None
-        kg = self.graphs.kg
-        candidates: set[URIRef] = set()
-        for source in {source for source, _ in spans}:
-            for cite in self.deps.store.quads(kg, predicate=KGM.source, obj=source):
-                for use in self.deps.store.quads(kg, predicate=KGM.evidence, obj=cite.subject):
-                    if isinstance(use.subject, URIRef):
-                        candidates.add(use.subject)
-        for memory in sorted(candidates):
-            old = read_memory(self.deps.store, memory, [kg])
-            if (
-                old is not None
-                and old.kind is self.draft.kind
-                and old.status is MemoryStatus.ACTIVE
-                and old.occurred_at == self.draft.occurred_at
-                and spans <= {(e.source, e.span) for e in old.evidence}
-            ):
-                return memory
-        return None
-
-    def _occurred(self, memory: URIRef) -> datetime | None:
-        """When an episode happened (None: ``memory`` is no episode)."""
-        kg = self.graphs.kg
-        if not any(True for _ in self.deps.store.quads(kg, memory, KGM.kind, _EPISODIC)):
-            return None
-        for quad in self.deps.store.quads(kg, memory, KGM.occurredAt):
-            value = quad.object.toPython() if isinstance(quad.object, Literal) else None
-            if isinstance(value, datetime):
-                return value
-        return None
-
-    # -- statuses ----------------------------------------------------------------------
 
     def _status(self, authority: Authority, contested: bool) -> MemoryStatus:
         if self.plan.needs_terms or contested:
@@ -406,12 +368,8 @@ class Decider:
             self.add += fact_quads(new_claims, self.graphs.kg)
         if disposition is Disposition.DISCARD:
             kept = f"; {len(evidence)} new evidence item(s) kept" if evidence else ""
-            known = (
-                "every claim is already known"
-                if self.plan.claims
-                else "told again (same kind, same quotes)"
-            )
-            self.reasons.append(known + kept)
+            said = "every claim is already known" if self.plan.claims else "told again"
+            self.reasons.append(said + kept)
             return self._finish(Action.DISCARD, target, Outcome.DISCARDED)
         self.reasons.append(f"{len(new_claims)} new claim(s) folded into {target}")
         return self._finish(Action.MERGE, target, Outcome.MERGED)
