@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from kgmem.store import Quad, UserGraphs
 from kgmem.vocab import KGM, RDF
@@ -20,13 +25,71 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MCP_INIT",
+    "Served",
     "holding",
+    "kgmem_serve",
     "load_benchmark",
     "memory_state",
     "on_the_loop_when_called",
 ]
 
 _BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+_REPO = _BENCHMARKS.parent
+
+
+class Served:
+    """A running ``kgmem serve``: its URL, and (once it stopped) what it printed."""
+
+    def __init__(self, url: str, log: Path, process: subprocess.Popen[bytes]) -> None:
+        self.url, self.log, self.process = url, log, process
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def output(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+@contextmanager
+def kgmem_serve(
+    env: dict[str, str], log: Path, *, cwd: Path = _REPO, within: float = 60
+) -> Iterator[Served]:
+    """A real ``kgmem serve`` process on a free loopback port, with ``env`` (its
+    ``KGMEM_HOME``, say), answering ``/health`` (else the test fails with what it printed
+    to ``log``); stopped with Ctrl-C (SIGINT) when the block ends, which must end it
+    cleanly (exit 0)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)]
+    with log.open("ab") as out:
+        process = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=out)
+    served = Served(f"http://127.0.0.1:{port}", log, process)
+    try:
+        deadline = time.monotonic() + within
+        while not _answers(served.url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = "\n".join(served.output()[-40:])
+                raise AssertionError(f"kgmem serve gave no /health in {within} s:\n{output}")
+            time.sleep(0.1)
+        yield served
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, "\n".join(served.output()[-40:])
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=2).is_success
+    except httpx.HTTPError:
+        return False
 
 
 def load_benchmark(name: str) -> ModuleType:

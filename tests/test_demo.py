@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -25,7 +24,8 @@ import pytest
 
 from kgmem.api.accounts import Accounts, Role
 from kgmem.store import OxigraphStore, QueryRegistry
-from tests.conftest import REPO, free_port
+from tests.conftest import REPO
+from tests.helpers import kgmem_serve
 
 STALE = "Lake District trip starts 12 June 2026"  # true, then moved by the user
 TRUE_CASES = {"fact", "preference", "routine", "event", "change"}
@@ -204,26 +204,8 @@ def test_demo_replaces_a_key_the_store_no_longer_accepts(
 @contextmanager
 def served(home: Path) -> Iterator[str]:
     """``kgmem serve`` on a free loopback port of ``home``; its base URL."""
-    port = free_port()
-    command = [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)]
-    log = (home.parent / f"serve-{port}.log").open("wb")
-    process = subprocess.Popen(command, env=_env(home), cwd=REPO, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "no server"
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
-        log.close()
+    with kgmem_serve(_env(home), home.parent / "serve.log") as server:
+        yield server.url
 
 
 def _settled(url: str, admin: str) -> dict[str, int]:

@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.helpers import Served, kgmem_serve
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -81,47 +80,6 @@ def timed(block: Block) -> tuple[str, dict[int, float]]:
     return "\n".join(lines) + "\n", documented
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        self.port = _free_port()
-        self._log = (cwd / "server.log").open("wb")
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(self.port)],
-            env=env,
-            cwd=cwd,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise AssertionError(f"kgmem serve exited: {(cwd / 'server.log').read_text()}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=2).is_success:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError("kgmem serve did not answer /health in 120 s")
-
-    def stop(self) -> None:
-        """Ctrl-C, as the README says."""
-        self._process.send_signal(signal.SIGINT)
-        try:
-            self._process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait()
-        self._log.close()
-
-
 @pytest.fixture
 def machine(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A clone's directory (``.venv`` and ``../shared`` beside it) and a fresh user's env."""
@@ -145,16 +103,17 @@ def test_every_shell_block_says_how_it_runs() -> None:
 @pytest.mark.shared
 def test_the_readme_runs(machine: tuple[Path, dict[str, str]]) -> None:
     work, env = machine
-    server: Server | None = None
+    server: Served | None = None
     documented: dict[int, float] = {}
-    try:
+    with ExitStack() as running:
         for block in blocks(README.read_text(encoding="utf-8")):
             if block.how == "never":
                 continue
             if block.how == "server" and server is None:
-                server = Server(env, work)
+                serving = kgmem_serve(env, work.parent / "server.log", cwd=work, within=120)
+                server = running.enter_context(serving)
             if block.how == "offline" and server is not None:
-                server.stop()
+                running.close()  # Ctrl-C, as the README says
                 server = None
             script, times = timed(block)
             documented |= times
@@ -173,9 +132,6 @@ def test_the_readme_runs(machine: tuple[Path, dict[str, str]]) -> None:
                 f"README.md block at line {block.line} failed ({done.returncode}):\n"
                 f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
             )
-    finally:
-        if server is not None:
-            server.stop()
     measured = {}
     timings = Path(env["TOUR_TIMINGS"])
     for row in timings.read_text().splitlines() if timings.exists() else ():

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import os
-import signal
 import stat
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -22,7 +16,7 @@ from kgmem.api.auth import key_file
 from kgmem.config import Settings
 from kgmem.errors import AccountError, Unauthenticated
 from kgmem.store import ACCOUNTS_GRAPH, GraphKind, OxigraphStore, QueryRegistry, parse_graph
-from tests.conftest import REPO, free_port
+from tests.helpers import kgmem_serve
 from tests.test_cli import kgmem
 
 
@@ -168,38 +162,6 @@ def test_a_start_leaves_accounts_made_by_hand_alone(
         app.state.services.close()
 
 
-@contextmanager
-def serving(home: Path) -> Iterator[tuple[str, list[str]]]:
-    """A real ``kgmem serve`` on ``home``: its URL, and its output once it stopped."""
-    port, output = free_port(), []
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kgmem.cli", "serve", "--port", str(port)],
-        env={**os.environ, "KGMEM_HOME": str(home)},
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while not _answers(url):
-            assert process.poll() is None and time.monotonic() < deadline, "no /health in 30 s"
-            time.sleep(0.1)
-        yield url, output
-    finally:
-        process.send_signal(signal.SIGTERM)
-        output += process.communicate(timeout=30)[0].splitlines()
-    assert process.returncode == 0, output
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/health", timeout=1).is_success
-    except httpx.HTTPError:
-        return False
-
-
 def _me(url: str, token: str) -> tuple[str, str] | int:
     """Who ``token`` acts as (user, role), or the status code that refused it."""
     answer = httpx.get(f"{url}/api/me", headers=bearer(token), timeout=5)
@@ -216,12 +178,14 @@ def test_users_added_before_the_first_start_still_get_the_default_admin(home: Pa
     added = kgmem(home, "users", "add", "alice")
     assert added.returncode == 0, added.stderr
     alice, path = added.stdout.splitlines()[-1], home / "api-key"
-    with serving(home) as (url, output):
+    env = {**os.environ, "KGMEM_HOME": str(home)}
+    with kgmem_serve(env, home.parent / "serve.log") as served:
         token = path.read_text().strip()
-        assert _me(url, token) == ("me", "admin")
-        assert _me(url, alice) == ("alice", "user")
+        assert _me(served.url, token) == ("me", "admin")
+        assert _me(served.url, alice) == ("alice", "user")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert f"new API key {token.split('_')[1]} of admin me, in {path}" in "\n".join(output)
+    said = "\n".join(served.output())
+    assert f"new API key {token.split('_')[1]} of admin me, in {path}" in said
 
 
 def test_a_lost_key_file_gets_a_new_key_and_a_kept_one_none(settings: Settings) -> None:
