@@ -2,8 +2,10 @@
 
 The pre-pass (:mod:`kgmem.memory.prepass`) finds a restatement by its claims. Two cases need
 more than claims: an episode restating facts is the same event only at the same time, and a
-draft with no claims at all (a procedure, an event, a plain note) is the same memory when it
-is of the same kind and quotes the same spans.
+procedure or an event with no claims is the same memory when it is of the same kind (and
+time) and quotes the same spans. A claimless note of another kind is left alone: the vault
+drafts a changed line as written after its claim was found known, quoting the span that
+claim's memory just took as evidence, and that line must wait for the person, not fold.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kgmem.vocab import KGM
 __all__ = ["occurred", "told_again"]
 
 _EPISODIC = MemoryKind.EPISODIC.iri
+_TOLD = frozenset({MemoryKind.PROCEDURAL, MemoryKind.EPISODIC})
 
 
 def occurred(store: TripleStore, kg: URIRef, memory: URIRef) -> datetime | None:
@@ -36,11 +39,11 @@ def occurred(store: TripleStore, kg: URIRef, memory: URIRef) -> datetime | None:
 def told_again(
     store: TripleStore, kg: URIRef, draft: DraftMemory, evidence: list[EvidenceRecord]
 ) -> URIRef | None:
-    """The active memory in ``kg`` a claimless draft tells again: of the same kind (and
-    time, for an episode), quoting every span the draft quotes. Without it, a model drafting
-    a procedure again (each consolidation pass, a host re-sending a session) made a copy."""
+    """The active memory in ``kg`` a claimless procedure or episode tells again: of the same
+    kind (and time), quoting every span the draft quotes. Without it, a model drafting a
+    procedure again (each consolidation pass, a host re-sending a session) made a copy."""
     spans = {(e.source, e.span) for e in evidence}
-    if not spans or any(span is None for _, span in spans):
+    if draft.kind not in _TOLD or not spans or any(span is None for _, span in spans):
         return None
     candidates: set[URIRef] = set()
     for source in {source for source, _ in spans}:

@@ -514,9 +514,9 @@ def test_restating_a_procedure_with_new_steps_replaces_them_and_adds_triggers(
 
 
 def test_a_claimless_draft_told_again_is_folded_not_copied(world: World) -> None:
-    """A procedure, an event or a plain note has no claims for the pre-pass to find known:
-    drafting one again (a second consolidation pass, a host re-sending a session, the demo
-    run twice) made a copy each time. The same kind quoting the same spans is one memory."""
+    """A procedure or an event has no claims for the pre-pass to find known: drafting one
+    again (a second consolidation pass, a host re-sending a session, the demo run twice)
+    made a copy each time. The same kind (and time) quoting the same spans is one memory."""
     msg = world.say("user", SEAT_SAID)
     ran = world.say("user", "Last Tuesday I ran the Lisbon half marathon.")
     event = {
@@ -533,9 +533,9 @@ def test_a_claimless_draft_told_again_is_folded_not_copied(world: World) -> None
     first = world.draft(_procedure(msg), event, note)
     assert [i.outcome for i in first] == [Outcome.ACTIVE] * 3, [i.reasons for i in first]
     count = world.memory_count()
-    again = world.draft(_procedure(msg, title="Booking a flight"), event, note)
-    assert [i.outcome for i in again] == [Outcome.DISCARDED] * 3, [i.reasons for i in again]
-    assert [i.memory for i in again] == [i.memory for i in first]
+    again = world.draft(_procedure(msg, title="Booking a flight"), event)
+    assert [i.outcome for i in again] == [Outcome.DISCARDED] * 2, [i.reasons for i in again]
+    assert [i.memory for i in again] == [i.memory for i in first[:2]]
     assert all("told again" in " ".join(i.reasons) for i in again)
     assert world.memory_count() == count  # nothing new but the decisions, kept in ops
 
@@ -546,9 +546,14 @@ def test_a_claimless_draft_told_again_is_folded_not_copied(world: World) -> None
     assert as_event[0].outcome is Outcome.ACTIVE
 
     # a memory no longer active is not what a new draft restates
-    world.lifecycle.archive("alice", first[2].memory)
-    [fresh] = world.draft(note)
-    assert fresh.outcome is Outcome.ACTIVE and fresh.memory != first[2].memory
+    world.lifecycle.archive("alice", first[0].memory)
+    [fresh] = world.draft(_procedure(msg))
+    assert fresh.outcome is Outcome.ACTIVE and fresh.memory != first[0].memory
+    # a claimless note of another kind is left to the rest of the gate (the vault drafts a
+    # changed line as written, quoting what a known claim's memory just took as evidence)
+    [note_again] = world.draft(note)
+    assert note_again.outcome is Outcome.ACTIVE
+    assert "told again" not in " ".join(note_again.reasons)
 
 
 def test_a_periodic_refusal_is_recorded_once_per_draft(world: World) -> None:
