@@ -74,7 +74,8 @@ CREATE TABLE words (word TEXT PRIMARY KEY, idf REAL NOT NULL) WITHOUT ROWID;
 CREATE TABLE exact (phrase TEXT NOT NULL, seq INTEGER NOT NULL, term INTEGER NOT NULL,
     text TEXT NOT NULL, PRIMARY KEY (phrase, seq)) WITHOUT ROWID;
 """
-_LAYOUT = "terms/1"
+# what a kept index must have been made by: this layout and this vocabulary format
+_LAYOUT = f"terms/1+{FORMAT}"
 
 
 class TermIndex:
@@ -119,10 +120,11 @@ class TermIndex:
             return None
         try:
             db = _read_only(path)
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            rows = db.execute("SELECT key, value FROM meta WHERE key IN ('layout', 'version')")
+            meta = dict(rows.fetchall())
         except sqlite3.Error:
             return None
-        if meta.get("layout") != _key() or meta.get("version") != version:
+        if meta.get("layout") != _LAYOUT or meta.get("version") != version:
             db.close()
             return None
         return cls(db)
@@ -215,11 +217,6 @@ class TermIndex:
             )
 
 
-def _key() -> str:
-    """What an index must have been made by: this layout and this vocabulary format."""
-    return f"{_LAYOUT}+{FORMAT}"
-
-
 def _read_only(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
 
@@ -279,7 +276,7 @@ def _fill(
         "INSERT INTO exact VALUES (?, ?, ?, ?)",
         ((p, seq, t, text) for p, found in exact.items() for seq, (t, text) in enumerate(found)),
     )
-    meta: dict[str, str | bytes] = {"layout": _key(), "version": version}
+    meta: dict[str, str | bytes] = {"layout": _LAYOUT, "version": version}
     if keep_vocabulary:
         blob = encode_vocabulary(vocab)
         meta |= {"vocabulary": blob, "vocabulary_sha256": hashlib.sha256(blob).hexdigest()}

@@ -74,25 +74,14 @@ class OntologyService:
     def vocabulary(self) -> Vocabulary:
         with self._lock:
             if self._vocabulary is None:
-                kept = self._kept_index()
-                vocab = None if kept is None else kept.vocabulary()
-                if vocab is None:
-                    vocab = load_vocabulary(self._store, self._queries, self.catalogue_graphs())
-                    if self._kept is not None:  # kept for the next process, with its index
-                        self._set_index(TermIndex.build(vocab, self._kept, self._version()))
-                self._vocabulary = vocab
+                self._load(vocabulary=True)
+            assert self._vocabulary is not None
             return self._vocabulary
 
     def index(self) -> TermIndex:
         with self._lock:
             if self._index is None:
-                kept = self._kept_index()
-                if kept is not None:
-                    self._set_index(kept)
-                else:
-                    vocab = self.vocabulary()  # with a file to keep it in, makes the index
-                    if self._index is None:
-                        self._set_index(TermIndex.build(vocab))
+                self._load(vocabulary=False)
             assert self._index is not None
             return self._index
 
@@ -101,28 +90,41 @@ class OntologyService:
         install: the next command then finds them ready); True if they were made now."""
         with self._lock:
             self.invalidate()
-            if self._kept is None or self._kept_index() is not None:
-                return False
-            self.index()
+            return self._kept is not None and self._load(vocabulary=False)
+
+    def _load(self, *, vocabulary: bool) -> bool:
+        """Fill the term index (and with ``vocabulary`` the vocabulary too): from the kept
+        file when it was made for this catalogue, else from the store, then kept for the
+        next process. True when they were read from the store. Without a file to keep
+        them in, each is made when first asked for."""
+        if self._kept is None:
+            if vocabulary:
+                graphs = self.catalogue_graphs()
+                self._vocabulary = load_vocabulary(self._store, self._queries, graphs)
+            else:
+                self._index = TermIndex.build(self.vocabulary())
             return True
+        version = self._version()
+        if self._index is None:
+            self._index = TermIndex.open(self._kept, version)
+        if self._index is not None:
+            if not vocabulary:
+                return False
+            self._vocabulary = self._index.vocabulary()
+            if self._vocabulary is not None:
+                return False
+        vocab = load_vocabulary(self._store, self._queries, self.catalogue_graphs())
+        self._vocabulary = vocab
+        if self._index is not None:
+            self._index.close()
+        self._index = TermIndex.build(vocab, self._kept, version)
+        return True
 
     def _version(self) -> str:
         """The catalogue's version, and the queries that read its vocabulary."""
         text = "\n".join(self._queries[name].text for name in _VOCABULARY_QUERIES)
         code = hashlib.sha256(text.encode()).hexdigest()[:16]
         return f"{catalogue_version(self._store, self._queries)}+{code}"
-
-    def _kept_index(self) -> TermIndex | None:
-        if self._index is not None:
-            return self._index
-        if self._kept is None:
-            return None
-        return TermIndex.open(self._kept, self._version())
-
-    def _set_index(self, index: TermIndex) -> None:
-        if self._index is not None and self._index is not index:
-            self._index.close()
-        self._index = index
 
     def search(self, text: str, limit: int = 10, kind: TermKind | None = None) -> list[TermHit]:
         """Catalogue terms for ``text``, best first."""
