@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
@@ -39,7 +41,7 @@ from kgmem.store import (
 )
 from kgmem.vocab import KGM, RDF
 
-__all__ = ["Account", "Accounts", "ApiKey", "IssuedKey", "Principal", "Role"]
+__all__ = ["Account", "Accounts", "ApiKey", "IssuedKey", "Principal", "Role", "write_key_file"]
 
 _KEY = re.compile(r"kgm_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 _NODE = "https://w3id.org/kgmem/account/"
@@ -265,3 +267,11 @@ def _account(uid: str) -> URIRef:
 
 def _key(key_id: str) -> URIRef:
     return URIRef(f"{_NODE}key/{key_id}")
+
+
+def write_key_file(path: Path, token: str) -> None:
+    """Keep ``token`` in ``path``, readable by its owner only (0600 from the start)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(token + "\n")

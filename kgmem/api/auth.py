@@ -14,7 +14,6 @@ an admin with one key; a default admin whose key file is gone gets a new key the
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -22,7 +21,7 @@ from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role
+from kgmem.api.accounts import Accounts, IssuedKey, Principal, Role, write_key_file
 from kgmem.api.browser import is_browser_path
 from kgmem.api.errors import error_response
 from kgmem.config import Settings
@@ -61,10 +60,7 @@ def default_admin_key(accounts: Accounts, settings: Settings) -> IssuedKey | Non
         issued = accounts.issue(uid, label="api-key file")
     else:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(issued.token + "\n")
+    write_key_file(path, issued.token)
     return issued
 
 

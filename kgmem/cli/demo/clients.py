@@ -10,7 +10,6 @@ makes the account or a key for it, through ``POST /api/admin/users``.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from kgmem.api.accounts import Accounts, Principal
+from kgmem.api.accounts import Accounts, Principal, write_key_file
 from kgmem.api.rest.table import ENDPOINTS, Endpoint
 from kgmem.api.tools.registry import call
 from kgmem.cli.common import fail, local_services, running_server
@@ -59,13 +58,6 @@ def _read_key(path: Path) -> str | None:
         return path.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
-
-
-def _write_key(path: Path, token: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(token + "\n")
 
 
 # -- the store, opened here ------------------------------------------------------------
@@ -109,7 +101,7 @@ def _local_principal(services: Services, settings: Settings, uid: str) -> Princi
         issued = accounts.issue(uid, _LABEL)
     else:
         issued = accounts.add(uid, label=_LABEL)
-    _write_key(path, issued.token)
+    write_key_file(path, issued.token)
     return accounts.authenticate(issued.token)
 
 
@@ -213,7 +205,7 @@ def _server_key(http: httpx.Client, settings: Settings, uid: str) -> str:
     if made.status_code == 409:  # the account exists: another key for it
         made = http.post(f"/api/admin/users/{uid}/keys", json={"label": _LABEL}, headers=headers)
     token = str(_answer(made)["token"])
-    _write_key(path, token)
+    write_key_file(path, token)
     return token
 
 
