@@ -297,6 +297,8 @@ class _Planner:
             )
             self.add(op.term, predicate, op.target)
             self.vocab.add_subclass(op.term, op.target)
+            if op.relation is AlignRelation.EQUIVALENT:  # both ways, as the store reads it
+                self.vocab.add_subclass(op.target, op.term)
         self.record(position, f"align:{op.relation.value}", op.term)
 
     def restrict(self, position: int, op: Restrict) -> None:

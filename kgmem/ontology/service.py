@@ -165,7 +165,7 @@ class OntologyService:
             if cached is None:
                 graphs = UserGraphs(uid)
                 vocab = self.user_vocabulary(uid)
-                seeds = [t for t, g in vocab.origin.items() if g in (STARTER, graphs.schema)]
+                seeds = vocab.declared_in((STARTER, graphs.schema))
                 seeds += self._used_terms(graphs.kg)
                 cached = EffectiveOntology.build(uid, vocab, seeds, graphs.schema)
                 self._effective[uid] = cached

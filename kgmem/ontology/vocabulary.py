@@ -9,14 +9,26 @@ domain, range and functionality of a property.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    MutableMapping,
+    MutableSet,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 from rdflib import URIRef
 
+from kgmem.ontology.layered import LayeredMap, LayeredSet
 from kgmem.store import Dataset, QueryRegistry, TripleStore
 from kgmem.vocab import OWL, RDF, RDFS, SDO
+
+V = TypeVar("V")
 
 __all__ = [
     "DisjointAxiom",
@@ -83,34 +95,49 @@ class PropertyInfo:
 
 
 class Vocabulary:
-    """Classes, properties, labels and disjointness of a set of ontology graphs."""
+    """Classes, properties, labels and disjointness of a set of ontology graphs.
+
+    A user's vocabulary is a layer over the shared catalogue view (:meth:`copy`): the
+    user's delta is held in the layer, the catalogue is read through it and never copied
+    or written, and answers about catalogue classes the delta does not reach are the
+    catalogue view's own (memoized once for every user).
+    """
 
     def __init__(self) -> None:
-        self.parents: dict[URIRef, set[URIRef]] = defaultdict(set)
-        self.classes: set[URIRef] = set()
-        self.properties: dict[URIRef, PropertyInfo] = {}
-        self.origin: dict[URIRef, URIRef] = {}  # term -> first graph that declares it
-        self.labels: dict[URIRef, list[str]] = defaultdict(list)
-        self.alt_labels: dict[URIRef, list[str]] = defaultdict(list)
-        self.disjoint: dict[URIRef, dict[URIRef, DisjointAxiom]] = defaultdict(dict)
+        self.parents: MutableMapping[URIRef, set[URIRef]] = defaultdict(set)
+        self.classes: MutableSet[URIRef] = set()
+        self.properties: MutableMapping[URIRef, PropertyInfo] = {}
+        self.origin: MutableMapping[URIRef, URIRef] = {}  # term -> first graph declaring it
+        self.labels: MutableMapping[URIRef, list[str]] = defaultdict(list)
+        self.alt_labels: MutableMapping[URIRef, list[str]] = defaultdict(list)
+        self.disjoint: MutableMapping[URIRef, dict[URIRef, DisjointAxiom]] = defaultdict(dict)
         self._ancestors: dict[URIRef, dict[URIRef, URIRef | None]] = {}
         self._closure: dict[URIRef, frozenset[URIRef]] = {}
         self._proofs: dict[tuple[URIRef, URIRef], DisjointnessProof | None] = {}
+        self._base: Vocabulary | None = None  # set on a layer
+        self._shared = False  # set on a view that layers read: it must not change
 
     # -- building ----------------------------------------------------------------------
 
+    def _writable(self) -> None:
+        if self._shared:
+            raise TypeError("the shared catalogue view cannot change; change a copy()")
+
     def add_subclass(self, child: URIRef, parent: URIRef) -> None:
+        self._writable()
         self.parents[child].add(parent)
         self._ancestors.clear()
         self._closure.clear()
         self._proofs.clear()
 
     def add_disjoint(self, axiom: DisjointAxiom) -> None:
+        self._writable()
         self._proofs.clear()
         self.disjoint[axiom.a].setdefault(axiom.b, axiom)
         self.disjoint[axiom.b].setdefault(axiom.a, axiom)
 
     def declare(self, term: URIRef, kind: URIRef, graph: URIRef) -> None:
+        self._writable()
         self.origin.setdefault(term, graph)
         if kind in _CLASS_TYPES:
             self.classes.add(term)
@@ -121,36 +148,56 @@ class Vocabulary:
         info.datatype_property |= kind == OWL.DatatypeProperty
 
     def property(self, term: URIRef, *, create: bool = False) -> PropertyInfo:
+        """The property's entry, to change (a layer copies a catalogue entry first)."""
         if term not in self.properties:
             if not create:
                 raise KeyError(term)
+            self._writable()
             self.properties[term] = PropertyInfo(term)
         return self.properties[term]
 
     def copy(self) -> Vocabulary:
-        """A copy that can take a user's delta without touching the shared catalogue view."""
+        """A vocabulary that can take a user's delta without touching this one.
+
+        It is a layer over the shared catalogue view, whatever this one is (a copy of a
+        layer is a layer over the same view, with a copy of the layer's own entries), so
+        copies never stack and the catalogue is never copied.
+        """
+        base = self._base if self._base is not None else self
+        base._shared = True
         clone = Vocabulary()
-        clone.parents = defaultdict(set, {k: set(v) for k, v in self.parents.items()})
-        clone.classes = set(self.classes)
-        clone.properties = {
-            k: PropertyInfo(
-                v.iri,
-                set(v.domains),
-                set(v.ranges),
-                set(v.domain_includes),
-                set(v.range_includes),
-                set(v.parents),
-                v.functional,
-                v.object_property,
-                v.datatype_property,
-            )
-            for k, v in self.properties.items()
-        }
-        clone.origin = dict(self.origin)
-        clone.labels = defaultdict(list, {k: list(v) for k, v in self.labels.items()})
-        clone.alt_labels = defaultdict(list, {k: list(v) for k, v in self.alt_labels.items()})
-        clone.disjoint = defaultdict(dict, {k: dict(v) for k, v in self.disjoint.items()})
+        clone._base = base
+        clone.parents = self._layer(self.parents, base.parents, set, set)
+        clone.classes = LayeredSet(
+            base.classes, self.classes.own if isinstance(self.classes, LayeredSet) else ()
+        )
+        clone.properties = self._layer(self.properties, base.properties, _copy_property)
+        clone.origin = self._layer(self.origin, base.origin)
+        clone.labels = self._layer(self.labels, base.labels, list, list)
+        clone.alt_labels = self._layer(self.alt_labels, base.alt_labels, list, list)
+        clone.disjoint = self._layer(self.disjoint, base.disjoint, dict, dict)
         return clone
+
+    @staticmethod
+    def _layer(
+        mine: MutableMapping[URIRef, V],
+        base: MutableMapping[URIRef, V],
+        copy: Callable[[V], V] | None = None,
+        default: Callable[[], V] | None = None,
+    ) -> LayeredMap[URIRef, V]:
+        if isinstance(mine, LayeredMap):
+            return mine.layered_copy()
+        return LayeredMap(base, copy, default)
+
+    def _reads_base(self, *classes: URIRef) -> bool:
+        """True when the superclasses of ``classes`` here are the shared view's: the layer
+        changed the parents of none of them."""
+        if self._base is None:
+            return False
+        changed = self.parents.own if isinstance(self.parents, LayeredMap) else {}
+        return not changed or all(
+            changed.keys().isdisjoint(self._base.ancestors(c)) for c in classes
+        )
 
     # -- answers -----------------------------------------------------------------------
 
@@ -166,6 +213,8 @@ class Vocabulary:
         cached = self._ancestors.get(cls)
         if cached is not None:
             return cached
+        if self._base is not None and self._reads_base(cls):
+            return self._base._paths(cls)
         found: dict[URIRef, URIRef | None] = {cls: None}
         queue = deque([cls])
         while queue:
@@ -186,11 +235,16 @@ class Vocabulary:
         done = self._closure.get(cls)
         if done is not None:
             return done
+        if self._base is not None and self._reads_base(cls):
+            return self._base.ancestors(cls)
         stack: list[tuple[URIRef, bool]] = [(cls, False)]
         on_path: set[URIRef] = set()
         while stack:
             node, expanded = stack.pop()
             if node in self._closure:
+                continue
+            if self._base is not None and self._reads_base(node):
+                self._closure[node] = self._base.ancestors(node)
                 continue
             all_parents = self.parents.get(node, set())
             parents = [p for p in all_parents if p not in on_path]
@@ -245,6 +299,9 @@ class Vocabulary:
     def disjointness(self, a: URIRef, b: URIRef) -> DisjointnessProof | None:
         """The shortest proof that ``a`` and ``b`` are disjoint, or None (memoized)."""
         key = (a, b)
+        base = self._base
+        if base is not None and not self._own_disjoint() and self._reads_base(a, b):
+            return base.disjointness(a, b)
         if key not in self._proofs:
             self._proofs[key] = self._prove_disjoint(a, b)
         return self._proofs[key]
@@ -267,9 +324,9 @@ class Vocabulary:
     def is_functional(self, prop: URIRef) -> bool:
         """Functional itself or through a functional superproperty."""
         return any(
-            self.properties[p].functional
+            info.functional
             for p in self.super_properties(prop)
-            if p in self.properties
+            if (info := self.properties.get(p)) is not None
         )
 
     def super_properties(self, prop: URIRef) -> frozenset[URIRef]:
@@ -299,10 +356,34 @@ class Vocabulary:
             level = following
         return cls
 
+    def declared_in(self, graphs: Collection[URIRef]) -> list[URIRef]:
+        """The terms first declared by one of ``graphs``."""
+        if isinstance(self.origin, LayeredMap) and self._base is not None:
+            own = [t for t, g in self.origin.own.items() if g in graphs]
+            return self._base.declared_in(graphs) + own
+        return [t for t, g in self.origin.items() if g in graphs]
+
+    def _own_disjoint(self) -> bool:
+        return isinstance(self.disjoint, LayeredMap) and bool(self.disjoint.own)
+
     def label(self, term: URIRef) -> str:
         """The first label, else words from the local name (KBpedia concepts have none)."""
         labels = self.labels.get(term)
         return labels[0] if labels else local_name_words(term)
+
+
+def _copy_property(info: PropertyInfo) -> PropertyInfo:
+    return PropertyInfo(
+        info.iri,
+        set(info.domains),
+        set(info.ranges),
+        set(info.domain_includes),
+        set(info.range_includes),
+        set(info.parents),
+        info.functional,
+        info.object_property,
+        info.datatype_property,
+    )
 
 
 def _label_key(text: str) -> str:
@@ -354,7 +435,7 @@ def load_vocabulary(
         vocab.declare(_iri(row["term"]), _iri(row["type"]), _iri(row["graph"]))
     for row in store.select(queries["ontology/subclass_edges"], dataset=dataset):
         vocab.add_subclass(_iri(row["child"]), _iri(row["parent"]))
-        vocab.classes.update((_iri(row["child"]), _iri(row["parent"])))
+        vocab.classes |= {_iri(row["child"]), _iri(row["parent"])}
     _load_properties(vocab, store.select(queries["ontology/property_axioms"], dataset=dataset))
     _load_labels(vocab, store.select(queries["ontology/labels"], dataset=dataset))
     for row in store.select(queries["ontology/disjoint_pairs"], dataset=dataset):

@@ -187,3 +187,29 @@ def test_bad_names_are_refused() -> None:
         delta_term("alice", "has space")
     with pytest.raises(DeltaConflict):
         delta_term("alice", "1st")
+
+
+def test_one_users_delta_reaches_neither_the_catalogue_nor_another_user(
+    service: OntologyService, fixture_store: OxigraphStore, queries: QueryRegistry
+) -> None:
+    """Every user's vocabulary reads the one catalogue view; a delta that gives a catalogue
+    class a new superclass (an equivalence) changes that user's answers only."""
+    service.effective("bob")  # bob's layer exists before alice's delta
+    crag = delta_term("alice", "Crag")
+    service.apply_delta(
+        "alice",
+        patch(
+            DeclareClass("Crag", (C.Planet,), "crag"),
+            Align(crag, C.Company, AlignRelation.EQUIVALENT),
+        ),
+    )
+    alice, bob = service.effective("alice"), service.effective("bob")
+    assert alice.is_subclass(C.Company, crag) and alice.is_subclass(C.Company, C.Planet)
+    assert alice.disjointness(C.Company, C.Musician) is not None
+    assert not bob.is_subclass(C.Company, crag) and not bob.is_subclass(C.Company, C.Planet)
+    assert bob.info(crag).known is False
+    assert crag not in service.vocabulary().classes
+    assert not service.vocabulary().is_subclass(C.Company, C.Planet)
+    fresh = OntologyService(fixture_store, queries)  # alice's answers are the store's
+    assert fresh.effective("alice").is_subclass(C.Company, C.Planet)
+    assert fresh.effective("bob").ancestors(C.Company) == bob.ancestors(C.Company)
