@@ -13,7 +13,7 @@ import kgmem
 PACKAGE = Path(kgmem.__file__).parent
 
 #: kgmem's layers, lowest first; a module may import its own layer and any lower one.
-#: The root modules (errors, vocab, clock, progress) are below every layer; settings check ids
+#: The root modules (errors, vocab, clock, progress, bulk) are below every layer; settings check ids
 #: as the store names them, and every layer above the store reads settings (and the package's
 #: version and public names, which are the settings and the errors).
 RANK = {
@@ -21,6 +21,7 @@ RANK = {
     "vocab": 0,
     "clock": 0,
     "progress": 0,
+    "bulk": 0,
     "store": 1,
     "config": 1,
     "kgmem": 1,

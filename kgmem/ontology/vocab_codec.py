@@ -7,13 +7,13 @@ IRI is written once, in a table, and named by its position everywhere else.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import defaultdict
 from typing import Any
 
 from rdflib import URIRef
 
+from kgmem.bulk import no_collections
 from kgmem.ontology.vocabulary import DisjointAxiom, PropertyInfo, Vocabulary
 
 __all__ = ["decode_vocabulary", "encode_vocabulary"]
@@ -67,13 +67,8 @@ def encode_vocabulary(vocab: Vocabulary) -> bytes:
 
 def decode_vocabulary(raw: bytes) -> Vocabulary:
     """The vocabulary :func:`encode_vocabulary` wrote; ValueError if ``raw`` is not one."""
-    enabled = gc.isenabled()
-    gc.disable()  # ~300k new containers, none of them garbage: collections would triple the time
-    try:
+    with no_collections():  # ~300k new containers, none of them garbage
         return _decode(raw)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _decode(raw: bytes) -> Vocabulary:

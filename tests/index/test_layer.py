@@ -7,7 +7,14 @@ from pathlib import Path
 
 import kgmem.index
 
-ALLOWED = ("kgmem.index", "kgmem.store", "kgmem.errors", "kgmem.vocab", "kgmem.progress")
+ALLOWED = (
+    "kgmem.index",
+    "kgmem.store",
+    "kgmem.errors",
+    "kgmem.vocab",
+    "kgmem.progress",
+    "kgmem.bulk",
+)
 
 
 def test_index_modules_import_only_the_store() -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from rdflib import URIRef
 
+from kgmem.bulk import no_collections
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
 from kgmem.index.lexical import arrays, docs, held, read, shard
@@ -169,7 +170,8 @@ class ShardFiles:
             log.warning("the saved search index of %s is damaged: it is rebuilt", uid)
             return None
         try:
-            loaded = _Unpickler(io.BytesIO(payload)).load()
+            with no_collections():
+                loaded = _Unpickler(io.BytesIO(payload)).load()
         except Exception as exc:  # a file this code did not write: rebuilt, never trusted
             log.warning("the saved search index of %s is unreadable (%s): rebuilt", uid, exc)
             return None
