@@ -141,6 +141,12 @@ class Settings:
         "loaded again when next searched (~50 ms for 10k documents).",
         minimum=1000,
     )
+    graph_buffer_megabytes: int = _setting(
+        128,
+        "Most memory the graph projection (Kùzu) keeps of its database's pages, in MB (0: "
+        "Kùzu's own default, 80% of the machine's memory, which it fills as it reads).",
+        minimum=0,
+    )
     search_save_seconds: float = _setting(
         600.0,
         "Seconds between saves of a changing user's search index to disk (it is also saved "

@@ -308,7 +308,11 @@ def build_services(
         report = ensure_bundled(store, queries, files)
         digests = Digests(store, queries, None if scratch is not None else settings.digests_path)
         projection = KuzuProjection(
-            index_dir(settings) if scratch is None else scratch / "kuzu", store, queries, digests
+            index_dir(settings) if scratch is None else scratch / "kuzu",
+            store,
+            queries,
+            digests,
+            settings.graph_buffer_megabytes,
         )
         lexical = LexicalIndex(
             store,

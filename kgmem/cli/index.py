@@ -51,7 +51,12 @@ def _projection(settings: Settings, purpose: str) -> Iterator[_Opened]:
     queries = QueryRegistry.load()
     with local_store(settings, purpose) as store:
         try:
-            projection = KuzuProjection(index_dir(settings), store, queries)
+            projection = KuzuProjection(
+                index_dir(settings),
+                store,
+                queries,
+                buffer_megabytes=settings.graph_buffer_megabytes,
+            )
         except StoreLocked as exc:
             fail(str(exc))
         with projection:

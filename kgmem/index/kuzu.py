@@ -54,8 +54,11 @@ class KuzuProjection:
         store: TripleStore,
         queries: QueryRegistry,
         digests: Digests | None = None,
+        buffer_megabytes: int = 0,
     ) -> None:
+        """``buffer_megabytes``: the most Kùzu's buffer pool holds (0: Kùzu's default)."""
         self._lock = threading.RLock()
+        self._buffer = buffer_megabytes
         self._digests = digests  # what changed after a drift, when they know
         # found unlevel and not reconciled yet -> whether their rows were whole then (the
         # counts held): level() keeps their stamp (it only records the counts of the rows)
@@ -63,7 +66,7 @@ class KuzuProjection:
         self._versions: dict[str, int] = {}  # uid -> bumped by every write of its rows
         self._reader = StoreReader(store, queries)
         self._outbox = Outbox(store, queries)
-        opened = open_database(directory)
+        opened = open_database(directory, buffer_megabytes)
         self._graph = KuzuGraph(opened.database)
         rebuilt: tuple[str, ...] = ()
         if opened.created:
@@ -344,6 +347,6 @@ class KuzuProjection:
         """Replace the database with a new one holding every user of the store."""
         self._graph.close()
         shutil.rmtree(self._opened.path, ignore_errors=True)
-        self._graph = KuzuGraph(open_database(self._opened.path).database)
+        self._graph = KuzuGraph(open_database(self._opened.path, self._buffer).database)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)

@@ -52,6 +52,8 @@ from kgmem.store import UserGraphs
 __all__ = ["KuzuGraph", "closed"]
 
 _BATCH = 2000
+# rows a rebuild writes per transaction: Kùzu holds a transaction's pages in its buffer pool
+_PER_TRANSACTION = 20_000
 _Params = dict[str, Any]
 _ROW_TYPES: tuple[type[Row], ...] = (
     EntityRow,
@@ -142,6 +144,8 @@ class KuzuGraph:
     def __init__(self, database: kuzu.Database) -> None:
         self._database = database
         self._conn = kuzu.Connection(database)
+        self._chunk: int | None = None  # rows per transaction while a rebuild writes
+        self._pending = 0
 
     def close(self) -> None:
         self._conn.close()
@@ -171,6 +175,11 @@ class KuzuGraph:
         it = iter(rows)
         while chunk := list(islice(it, _BATCH)):
             self.run(cypher, {"rows": chunk})
+            self._pending += len(chunk)
+            if self._chunk is not None and self._pending >= self._chunk:
+                self.run("COMMIT")
+                self.run("BEGIN TRANSACTION")
+                self._pending = 0
 
     def _keys(self, uid: str, iris: Iterable[str]) -> list[str]:
         return sorted(node_key(uid, str(iri)) for iri in iris)
@@ -242,12 +251,26 @@ class KuzuGraph:
             known[table.name] |= self._held(uid, table.name, sorted(ends - known[table.name]))
 
     def replace_user(self, uid: str, rows: UserRows, progress: Progress | None = None) -> None:
-        """Drop every row of ``uid`` and write ``rows``, in one transaction; ``progress``
-        hears ``("write Memory", 1, 9)`` and so on as each table's write begins."""
+        """Drop every row of ``uid`` and write ``rows``; ``progress`` hears ``("write
+        Memory", 1, 9)`` and so on as each table's write begins.
+
+        Kùzu holds a transaction's pages in its buffer pool, which is bounded
+        (``Settings.graph_buffer_megabytes``): a 100k-memory user written in one transaction
+        filled a 128 MB pool ("the buffer pool is full"). So the rows are written in
+        transactions of ``_PER_TRANSACTION`` rows, after one that drops the user's rows and
+        stamp: stopped halfway, the user has no stamp, and :meth:`KuzuProjection.unlevel`
+        finds it for a whole compare at the next start."""
         with self._transaction():
+            self.run("MATCH (m:Meta {key: $k}) DELETE m", {"k": STAMP["p"] + uid})
             for table in NODES:
                 self.run(table.delete_user(), {"uid": uid})
-            self._write(uid, rows, around=False, steps=Steps(progress, len(NODES) + len(EDGES)))
+        self._chunk, self._pending = _PER_TRANSACTION, 0
+        try:
+            with self._transaction():
+                steps = Steps(progress, len(NODES) + len(EDGES))
+                self._write(uid, rows, around=False, steps=steps)
+        finally:
+            self._chunk = None
 
     def replace_nodes(
         self,

@@ -176,13 +176,13 @@ def _create_schema(database: kuzu.Database) -> None:
         conn.close()
 
 
-def _open(directory: Path) -> tuple[kuzu.Database | None, bool, str | None]:
+def _open(directory: Path, pool: int) -> tuple[kuzu.Database | None, bool, str | None]:
     """(database, newly created?, why it cannot be used as is)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / DB_FILE
     created = not path.exists()
     try:
-        database = kuzu.Database(str(path))
+        database = kuzu.Database(str(path), buffer_pool_size=pool)
     except RuntimeError as exc:
         if _is_lock(str(exc)):
             raise StoreLocked(directory) from exc
@@ -194,17 +194,20 @@ def _open(directory: Path) -> tuple[kuzu.Database | None, bool, str | None]:
     return database, created, problem
 
 
-def open_database(directory: Path) -> Opened:
-    """Open (or create) the database in ``directory``, replacing one that cannot be used."""
+def open_database(directory: Path, buffer_megabytes: int = 0) -> Opened:
+    """Open (or create) the database in ``directory``, replacing one that cannot be used;
+    Kùzu's buffer pool holds at most ``buffer_megabytes`` (0: Kùzu's default, 80% of the
+    machine's memory, which it fills with every page it reads)."""
+    pool = buffer_megabytes * 2**20
     reason = _probe(directory)
     moved = _move_aside(directory) if reason else None
-    database, created, problem = _open(directory)
+    database, created, problem = _open(directory, pool)
     if problem is not None:
         if database is not None:
             with contextlib.suppress(RuntimeError):
                 database.close()
         reason, moved = problem, _move_aside(directory)
-        database, created, problem = _open(directory)
+        database, created, problem = _open(directory, pool)
     if database is None or problem is not None:
         raise StoreCorrupt(directory, problem or "cannot be opened")
     _create_schema(database)
