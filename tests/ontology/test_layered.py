@@ -34,23 +34,21 @@ def _declare(n: int, graph: URIRef) -> Op:
     return lambda v: v.declare(NODES[n], OWL.Class, graph)
 
 
-catalogue_ops = st.lists(
-    st.one_of(
-        st.builds(_edge, st.integers(0, 9), st.integers(0, 9)),
-        st.builds(_disjoint, st.integers(0, 9), st.integers(0, 9), st.just(G)),
-        st.builds(_declare, st.integers(0, 9), st.just(G)),
-    ),
-    max_size=30,
-)
+def _ops(nodes: range, declared: range, graph: URIRef, most: int) -> st.SearchStrategy[list[Op]]:
+    node = st.integers(nodes.start, nodes.stop - 1)
+    return st.lists(
+        st.one_of(
+            st.builds(_edge, node, node),
+            st.builds(_disjoint, node, node, st.just(graph)),
+            st.builds(_declare, st.integers(declared.start, declared.stop - 1), st.just(graph)),
+        ),
+        max_size=most,
+    )
+
+
+catalogue_ops = _ops(range(10), range(10), G, 30)
 # a delta reaches into the catalogue: equivalence gives a catalogue class a delta parent
-delta_ops = st.lists(
-    st.one_of(
-        st.builds(_edge, st.integers(0, 13), st.integers(0, 13)),
-        st.builds(_disjoint, st.integers(0, 13), st.integers(0, 13), st.just(D)),
-        st.builds(_declare, st.integers(10, 13), st.just(D)),
-    ),
-    max_size=12,
-)
+delta_ops = _ops(range(14), range(10, 14), D, 12)
 
 
 def _apply(vocab: Vocabulary, ops: list[Op]) -> Vocabulary:
