@@ -142,9 +142,10 @@ class Settings:
         minimum=1000,
     )
     graph_buffer_megabytes: int = _setting(
-        128,
+        0,
         "Most memory the graph projection (Kùzu) keeps of its database's pages, in MB (0: "
-        "Kùzu's own default, 80% of the machine's memory, which it fills as it reads).",
+        "Kùzu's own default, 80% of the machine's memory, which it fills as it reads). "
+        "128 holds a 100k-memory user; at 1M memories a repair's commit needed more.",
         minimum=0,
     )
     search_save_seconds: float = _setting(
