@@ -9,6 +9,7 @@ meets must be the ones a direct check finds.
 
 from __future__ import annotations
 
+import io
 import math
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc, pack
+from kgmem.index.lexical.saved import ShardFiles, _Unpickler
 from kgmem.index.lexical.shard import Shard
 
 WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
@@ -61,12 +63,17 @@ def texts() -> st.SearchStrategy[str]:
         st.tuples(st.integers(0, 11), st.one_of(st.none(), texts())), min_size=1, max_size=40
     ),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    saved_at=st.integers(0, 41),
 )
 def test_scores_equal_a_fresh_bm25_after_any_adds_and_removals(
-    ops: list[tuple[int, str | None]], query: list[str]
+    ops: list[tuple[int, str | None]], query: list[str], saved_at: int
 ) -> None:
+    """``saved_at``: the shard is saved and loaded back after that many operations (its
+    postings are then read from the packed arrays a load keeps, and copied out to change)."""
     shard = Shard(FIELD_WEIGHTS)
-    for n, text in ops:  # None removes the document, text (re)writes it
+    for i, (n, text) in enumerate(ops):  # None removes the document, text (re)writes it
+        if i == saved_at:
+            shard = _Unpickler(io.BytesIO(ShardFiles.dump(shard))).load()
         if text is None:
             shard.remove(f"urn:d{n}")
         else:
@@ -79,7 +86,8 @@ def test_scores_equal_a_fresh_bm25_after_any_adds_and_removals(
     assert walk == sorted(((v, k) for k, v in expected.items()), key=lambda p: (-p[0], p[1]))
 
 
-def test_compaction_keeps_every_score_and_a_query_taken_before_it() -> None:
+@pytest.mark.parametrize("saved", [False, True], ids=["built", "loaded"])
+def test_compaction_keeps_every_score_and_a_query_taken_before_it(saved: bool) -> None:
     """Documents rewritten until the dead slots outnumber the live ones: the shard renumbers,
     scores stay exact, and scores taken before still name the right documents (those
     removed since are skipped, those added since have none)."""
@@ -90,6 +98,8 @@ def test_compaction_keeps_every_score_and_a_query_taken_before_it() -> None:
     before = shard.score(["marker7", "apple"])
     expected_before = reference(shard, ["marker7", "apple"])
     kept = {f"urn:d{n}" for n in range(1100) if n % 50 == 7}
+    if saved:  # compacted from the packed postings a load keeps
+        shard = _Unpickler(io.BytesIO(ShardFiles.dump(shard))).load()
     for _ in range(2):  # every other document rewritten twice: 2,156 dead slots
         for n in range(1100):
             if f"urn:d{n}" not in kept:

@@ -86,19 +86,71 @@ class Slots:
 
 class Postings:
     """term -> the slots holding it and their weighted term frequencies, appended to in
-    place; ``df`` counts the live documents of each term."""
+    place; ``df`` counts the live documents of each term.
+
+    Saved as one array of every term's slots and one of their frequencies, with each term's
+    end (7,600 small arrays made a 10k-document user's load 4.6 ms): a loaded shard reads
+    its terms' postings as views of those two arrays, and copies one out (``_own``) only
+    when a document is added to it."""
 
     def __init__(self) -> None:
         self.df: dict[str, int] = {}
         self._slots: dict[str, array[int]] = {}
         self._tfs: dict[str, array[float]] = {}
         self._cache: dict[str, tuple[Ints, Floats]] = {}
+        # as loaded: term -> (start, end) in the two arrays below
+        self._packed: dict[str, tuple[int, int]] = {}
+        self._packed_slots: Ints = np.zeros(0, dtype=np.int64)
+        self._packed_tfs: Floats = np.zeros(0, dtype=np.float64)
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_cache": {}}
+        terms = list(self.df)
+        slots = [self.arrays(t)[0] for t in terms]
+        tfs = [self.arrays(t)[1] for t in terms]
+        self._cache.clear()  # views taken for the dump: an append must not meet them
+        ends = np.cumsum([len(a) for a in slots], dtype=np.int64)
+        return {
+            "terms": terms,
+            "df": array("q", (self.df[t] for t in terms)).tobytes(),
+            "ends": ends.tobytes(),
+            "slots": np.concatenate(slots).astype(np.int64).tobytes() if slots else b"",
+            "tfs": np.concatenate(tfs).astype(np.float64).tobytes() if tfs else b"",
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        terms, df, ends, slots, tfs = (
+            state.get(k) for k in ("terms", "df", "ends", "slots", "tfs")
+        )
+        if not (
+            isinstance(terms, list)
+            and all(isinstance(t, str) for t in terms)
+            and isinstance(df, bytes)
+            and isinstance(ends, bytes)
+            and isinstance(slots, bytes)
+            and isinstance(tfs, bytes)
+        ):
+            raise TypeError("not a shard's postings")
+        counts = np.frombuffer(df, dtype=np.int64)
+        stops = np.frombuffer(ends, dtype=np.int64)
+        self._packed_slots = np.frombuffer(slots, dtype=np.int64)
+        self._packed_tfs = np.frombuffer(tfs, dtype=np.float64)
+        if not len(terms) == len(counts) == len(stops) or (
+            len(stops) and not stops[-1] == len(self._packed_slots) == len(self._packed_tfs)
+        ):
+            raise ValueError("a shard's postings do not add up")
+        starts = [0, *stops[:-1].tolist()] if len(stops) else []
+        self._packed = dict(zip(terms, zip(starts, stops.tolist(), strict=True), strict=True))
+        self.df = dict(zip(terms, counts.tolist(), strict=True))
+        self._slots, self._tfs, self._cache = {}, {}, {}
 
     def __contains__(self, term: object) -> bool:
         return term in self.df
+
+    def _own(self, term: str) -> None:
+        """Copy ``term``'s loaded postings out of the packed arrays, to append to them."""
+        start, end = self._packed.pop(term)
+        self._slots[term] = array("q", self._packed_slots[start:end].tobytes())
+        self._tfs[term] = array("d", self._packed_tfs[start:end].tobytes())
 
     def add(self, slot: int, counts: Mapping[str, int]) -> None:
         df, slots, tfs, cache = self.df, self._slots, self._tfs, self._cache
@@ -106,6 +158,8 @@ class Postings:
             if term in df:
                 df[term] += 1
                 cache.pop(term, None)  # first: its views of the arrays below go with it
+                if term in self._packed:
+                    self._own(term)
                 try:
                     slots[term].append(slot)
                     tfs[term].append(tf)
@@ -123,7 +177,10 @@ class Postings:
         for term in terms:
             self.df[term] -= 1
             if not self.df[term]:
-                del self.df[term], self._slots[term], self._tfs[term]
+                del self.df[term]
+                self._slots.pop(term, None)
+                self._tfs.pop(term, None)
+                self._packed.pop(term, None)
                 self._cache.pop(term, None)
 
     def arrays(self, term: str) -> tuple[Ints, Floats]:
@@ -132,14 +189,24 @@ class Postings:
         read under the index lock; :meth:`add` drops them before it appends."""
         found = self._cache.get(term)
         if found is None:
-            slots = np.frombuffer(self._slots[term], dtype=np.int64)
-            tfs = np.frombuffer(self._tfs[term], dtype=np.float64)
-            found = self._cache[term] = (slots, tfs)
+            packed = self._packed.get(term)
+            if packed is not None:
+                start, end = packed
+                found = (self._packed_slots[start:end], self._packed_tfs[start:end])
+            else:
+                slots = np.frombuffer(self._slots[term], dtype=np.int64)
+                tfs = np.frombuffer(self._tfs[term], dtype=np.float64)
+                found = (slots, tfs)
+            self._cache[term] = found
         return found
 
     def compact(self, remap: Ints) -> None:
         """Apply :meth:`Slots.compact`'s renumbering and drop the dead entries."""
         self._cache.clear()
+        for term in list(self._packed):
+            self._own(term)
+        self._packed_slots = np.zeros(0, dtype=np.int64)
+        self._packed_tfs = np.zeros(0, dtype=np.float64)
         for term, old in self._slots.items():
             slots = remap[np.frombuffer(old, dtype=np.int64)]
             keep = slots >= 0
