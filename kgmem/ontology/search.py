@@ -8,7 +8,7 @@ weighted by field (label > alternate label > local name) and by rarity (IDF).
 The index is an SQLite database: a command that only searches terms opens the file
 (``$KGMEM_HOME/index/catalogue.sqlite3``) and reads the postings of the query's words, rather
 than reading the whole catalogue from the store (seconds). The same file keeps the
-catalogue's :class:`Vocabulary` (:mod:`kgmem.ontology.vocab_codec`) for commands that need
+catalogue's :class:`Vocabulary` (:mod:`kgmem.ontology.vocabulary.codec`) for commands that need
 all of it. It is made for one catalogue version and ignored for any other.
 """
 
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from rdflib import URIRef
 
-from kgmem.ontology.vocab_codec import FORMAT, decode_vocabulary, encode_vocabulary
 from kgmem.ontology.vocabulary import TermKind, Vocabulary, local_name_words
+from kgmem.ontology.vocabulary.codec import FORMAT, decode_vocabulary, encode_vocabulary
 
 __all__ = ["TermHit", "TermIndex", "normalize"]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from kgmem.ontology.search import TermIndex
 from kgmem.ontology.service import OntologyService
-from kgmem.ontology.vocab_codec import decode_vocabulary, encode_vocabulary
 from kgmem.ontology.vocabulary import TermKind, Vocabulary
+from kgmem.ontology.vocabulary.codec import decode_vocabulary, encode_vocabulary
 from kgmem.store import OxigraphStore, QueryRegistry, RdfFormat, catalogue_graph
 from tests.ontology.conftest import C
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import URIRef
 
-from kgmem.ontology.layered import LayeredMap, LayeredSet
 from kgmem.ontology.vocabulary import DisjointAxiom, Vocabulary
+from kgmem.ontology.vocabulary.layered import LayeredMap, LayeredSet
 from kgmem.vocab import OWL
 from tests.ontology.conftest import C, P
 

@@ -14,7 +14,8 @@ from typing import Any
 from rdflib import URIRef
 
 from kgmem.bulk import no_collections
-from kgmem.ontology.vocabulary import DisjointAxiom, PropertyInfo, Vocabulary
+from kgmem.ontology.vocabulary.terms import DisjointAxiom, PropertyInfo
+from kgmem.ontology.vocabulary.view import Vocabulary
 
 __all__ = ["decode_vocabulary", "encode_vocabulary"]
 

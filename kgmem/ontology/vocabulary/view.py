@@ -9,89 +9,27 @@ domain, range and functionality of a property.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import (
-    Callable,
-    Collection,
-    Iterable,
-    Mapping,
-    MutableMapping,
-    MutableSet,
-    Sequence,
-)
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Callable, Collection, MutableMapping, MutableSet
 from typing import TypeVar
 
 from rdflib import URIRef
 
-from kgmem.ontology.layered import LayeredMap, LayeredSet
-from kgmem.store import Dataset, QueryRegistry, TripleStore
-from kgmem.vocab import OWL, RDF, RDFS, SDO
+from kgmem.ontology.vocabulary.layered import LayeredMap, LayeredSet
+from kgmem.ontology.vocabulary.terms import (
+    DisjointAxiom,
+    DisjointnessProof,
+    PropertyInfo,
+    TermKind,
+    copy_property,
+    local_name_words,
+)
+from kgmem.vocab import OWL, RDFS
 
 V = TypeVar("V")
 
-__all__ = [
-    "DisjointAxiom",
-    "DisjointnessProof",
-    "PropertyInfo",
-    "TermKind",
-    "Vocabulary",
-    "load_vocabulary",
-]
+__all__ = ["Vocabulary"]
 
 _CLASS_TYPES = {OWL.Class, RDFS.Class}
-_PROPERTY_TYPES = {RDF.Property, OWL.ObjectProperty, OWL.DatatypeProperty}
-
-
-class TermKind(StrEnum):
-    CLASS = "class"
-    PROPERTY = "property"
-
-
-@dataclass(frozen=True)
-class DisjointAxiom:
-    """One stated disjointness between two named classes."""
-
-    a: URIRef
-    b: URIRef
-    kind: str  # disjointWith | disjointWithUnion | AllDisjointClasses | delta
-    graph: URIRef
-
-    def describe(self) -> str:
-        if self.kind == "disjointWithUnion":
-            return f"{self.a} owl:disjointWith a union containing {self.b} ({self.graph})"
-        if self.kind == "AllDisjointClasses":
-            return f"owl:AllDisjointClasses lists {self.a} and {self.b} ({self.graph})"
-        return f"{self.a} owl:disjointWith {self.b} ({self.graph})"
-
-
-@dataclass(frozen=True)
-class DisjointnessProof:
-    """Why two classes cannot share an instance: ``a ⊑ … ⊑ x``, ``x ⊥ y``, ``b ⊑ … ⊑ y``."""
-
-    a_path: tuple[URIRef, ...]
-    b_path: tuple[URIRef, ...]
-    axiom: DisjointAxiom
-
-    def explain(self) -> str:
-        up_a = " ⊑ ".join(self.a_path)
-        up_b = " ⊑ ".join(self.b_path)
-        return f"{up_a}; {up_b}; {self.axiom.describe()}"
-
-
-@dataclass
-class PropertyInfo:
-    """What the view knows about one property."""
-
-    iri: URIRef
-    domains: set[URIRef] = field(default_factory=set)  # rdfs:domain: all of them hold
-    ranges: set[URIRef] = field(default_factory=set)
-    domain_includes: set[URIRef] = field(default_factory=set)  # schema.org: any one holds
-    range_includes: set[URIRef] = field(default_factory=set)
-    parents: set[URIRef] = field(default_factory=set)
-    functional: bool = False
-    object_property: bool = False
-    datatype_property: bool = False
 
 
 class Vocabulary:
@@ -171,7 +109,7 @@ class Vocabulary:
         clone.classes = LayeredSet(
             base.classes, self.classes.own if isinstance(self.classes, LayeredSet) else ()
         )
-        clone.properties = self._layer(self.properties, base.properties, _copy_property)
+        clone.properties = self._layer(self.properties, base.properties, copy_property)
         clone.origin = self._layer(self.origin, base.origin)
         clone.labels = self._layer(self.labels, base.labels, list, list)
         clone.alt_labels = self._layer(self.alt_labels, base.alt_labels, list, list)
@@ -372,104 +310,6 @@ class Vocabulary:
         return labels[0] if labels else local_name_words(term)
 
 
-def _copy_property(info: PropertyInfo) -> PropertyInfo:
-    return PropertyInfo(
-        info.iri,
-        set(info.domains),
-        set(info.ranges),
-        set(info.domain_includes),
-        set(info.range_includes),
-        set(info.parents),
-        info.functional,
-        info.object_property,
-        info.datatype_property,
-    )
-
-
 def _label_key(text: str) -> str:
     """``Agents``, ``agent generic`` and ``agent`` name one idea."""
     return " ".join(w.removesuffix("s") for w in text.casefold().split() if w != "generic")
-
-
-def local_name_words(term: URIRef) -> str:
-    """``rc:ChemicalElement`` → ``chemical element``.
-
-    >>> local_name_words(URIRef("http://kbpedia.org/kko/rc/Victim-UnfortunatePerson"))
-    'victim unfortunate person'
-    """
-    name = str(term).rstrip("/#")
-    name = name.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-    words: list[str] = []
-    current = ""
-    for i, ch in enumerate(name):
-        boundary = (
-            ch.isupper()
-            and current
-            and (not current[-1].isupper() or (i + 1 < len(name) and name[i + 1].islower()))
-        )
-        if not ch.isalnum():
-            boundary, ch = True, ""
-        if boundary and current:
-            words.append(current)
-            current = ""
-        current += ch
-    if current:
-        words.append(current)
-    return " ".join(w.lower() for w in words)
-
-
-def load_vocabulary(
-    store: TripleStore,
-    queries: QueryRegistry,
-    graphs: Sequence[URIRef],
-    into: Vocabulary | None = None,
-) -> Vocabulary:
-    """Read ``graphs`` into a :class:`Vocabulary` (five named queries, one pass each).
-
-    With ``into``, the terms are added to that vocabulary (a user's delta on top of a copy
-    of the catalogue's) and it is returned.
-    """
-    vocab = Vocabulary() if into is None else into
-    dataset = Dataset(default=tuple(graphs), named=tuple(graphs))
-    for row in store.select(queries["ontology/declared_terms"], dataset=dataset):
-        vocab.declare(_iri(row["term"]), _iri(row["type"]), _iri(row["graph"]))
-    for row in store.select(queries["ontology/subclass_edges"], dataset=dataset):
-        vocab.add_subclass(_iri(row["child"]), _iri(row["parent"]))
-        vocab.classes |= {_iri(row["child"]), _iri(row["parent"])}
-    _load_properties(vocab, store.select(queries["ontology/property_axioms"], dataset=dataset))
-    _load_labels(vocab, store.select(queries["ontology/labels"], dataset=dataset))
-    for row in store.select(queries["ontology/disjoint_pairs"], dataset=dataset):
-        vocab.add_disjoint(
-            DisjointAxiom(_iri(row["a"]), _iri(row["b"]), str(row["kind"]), _iri(row["graph"]))
-        )
-    return vocab
-
-
-def _load_properties(vocab: Vocabulary, rows: Iterable[Mapping[str, object]]) -> None:
-    slots = {
-        RDFS.domain: "domains",
-        RDFS.range: "ranges",
-        SDO.domainIncludes: "domain_includes",
-        SDO.rangeIncludes: "range_includes",
-        RDFS.subPropertyOf: "parents",
-        OWL.equivalentProperty: "parents",
-    }
-    for row in rows:
-        info = vocab.property(_iri(row["property"]), create=True)
-        getattr(info, slots[_iri(row["axiom"])]).add(_iri(row["value"]))
-
-
-def _load_labels(vocab: Vocabulary, rows: Iterable[Mapping[str, object]]) -> None:
-    preferred = {RDFS.label, URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")}
-    for row in rows:
-        target = vocab.labels if _iri(row["predicate"]) in preferred else vocab.alt_labels
-        text = str(row["label"])
-        bucket = target[_iri(row["term"])]
-        if text not in bucket:
-            bucket.append(text)
-
-
-def _iri(term: object) -> URIRef:
-    if not isinstance(term, URIRef):
-        raise TypeError(f"expected an IRI, got {term!r}")
-    return term
