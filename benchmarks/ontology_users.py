@@ -28,7 +28,8 @@ from kgmem.ontology.catalogue import Catalogue
 from kgmem.ontology.effective import EffectiveOntology
 from kgmem.ontology.manifest import load_manifest
 from kgmem.ontology.service import STARTER, OntologyService
-from kgmem.ontology.vocabulary import PropertyInfo, Vocabulary, load_vocabulary
+from kgmem.ontology.vocabulary import Vocabulary, load_vocabulary
+from kgmem.ontology.vocabulary.terms import copy_property
 from kgmem.store import OxigraphStore, QueryRegistry, UserGraphs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,20 +44,7 @@ def full_copy(vocab: Vocabulary) -> Vocabulary:
     clone = Vocabulary()
     clone.parents = defaultdict(set, {k: set(v) for k, v in vocab.parents.items()})
     clone.classes = set(vocab.classes)
-    clone.properties = {
-        k: PropertyInfo(
-            v.iri,
-            set(v.domains),
-            set(v.ranges),
-            set(v.domain_includes),
-            set(v.range_includes),
-            set(v.parents),
-            v.functional,
-            v.object_property,
-            v.datatype_property,
-        )
-        for k, v in vocab.properties.items()
-    }
+    clone.properties = {k: copy_property(v) for k, v in vocab.properties.items()}
     clone.origin = dict(vocab.origin)
     clone.labels = defaultdict(list, {k: list(v) for k, v in vocab.labels.items()})
     clone.alt_labels = defaultdict(list, {k: list(v) for k, v in vocab.alt_labels.items()})
