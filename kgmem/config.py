@@ -254,6 +254,11 @@ class Settings:
         return self.home / "index" / "digests.sqlite3"
 
     @property
+    def periodic_path(self) -> Path:
+        """Where the stamps periodic consolidation last read each user at are kept."""
+        return self.home / "index" / "periodic.json"
+
+    @property
     def embedding_dir(self) -> Path:
         """Where the embedding model is (or would be): ``embedding_model`` or the default."""
         if self.embedding_model:

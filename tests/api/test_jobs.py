@@ -141,3 +141,82 @@ def test_periodic_job_promotes_repeated_episodes_of_every_user(
 
 def _active(services: Services, uid: str) -> list[MemorySummary]:
     return MemoryList(services.store, services.queries).memories(uid, status=MemoryStatus.ACTIVE)
+
+
+def _count_periodic(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    runs: list[str] = []
+    read = services.consolidation.periodic
+
+    def counted(uid: str) -> PeriodicReport:
+        runs.append(uid)
+        return read(uid)
+
+    monkeypatch.setattr(services.consolidation, "periodic", counted)
+    return runs
+
+
+def _note(services: Services, uid: str, text: str, turn: int = 0) -> None:
+    message = MessageIn(chat="c", turn=turn, role="user", text=text)
+    msg = services.sources.ingest_message(uid, message)
+    draft = {
+        "kind": "semantic",
+        "title": text,
+        "claims": [{"subject": "I", "predicate": "schema:worksFor", "object": "Acme"}],
+        "evidence": [{"source": str(msg.iri), "quote": text}],
+    }
+    [item] = services.gate.draft(uid, [draft]).items
+    assert item.memory is not None
+    while services.feed.waiting():  # the pages it makes are written after it
+        services.feed.drain_all()
+
+
+def test_periodic_consolidation_remembers_across_restarts_whom_it_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted server does not read again the users periodic consolidation read before
+    and who wrote nothing since (at 1M memories that was minutes of a core at every start);
+    a user who wrote meanwhile is read; a damaged or foreign file reads everyone once."""
+    services = build_services(settings, clock=FixedClock(NOW))
+    try:
+        for uid in ("alice", "bob"):
+            _note(services, uid, "I work at Acme")
+        runs = _count_periodic(services, monkeypatch)
+        assert Jobs(services).periodic() == 0 and runs == ["alice", "bob"]
+    finally:
+        services.close()
+    assert settings.periodic_path.is_file()
+
+    services = build_services(settings, clock=FixedClock(NOW))  # a restart
+    try:
+        runs = _count_periodic(services, monkeypatch)
+        assert Jobs(services).periodic() == 0 and runs == []  # nothing changed: no one read
+        _note(services, "bob", "I still work at Acme", turn=1)
+        jobs = Jobs(services)
+        jobs.periodic()
+        assert runs == ["bob"]
+    finally:
+        services.close()
+
+    for damage in (b"{not json", b'{"rules": "other code", "seen": {"alice": 1}}', b"[]"):
+        settings.periodic_path.write_bytes(damage)
+        services = build_services(settings, clock=FixedClock(NOW))
+        try:
+            runs = _count_periodic(services, monkeypatch)
+            Jobs(services).periodic()
+            assert runs == ["alice", "bob"]  # read once, then remembered again
+            runs.clear()
+            Jobs(services).periodic()
+            assert runs == []
+        finally:
+            services.close()
+
+
+def test_the_in_memory_store_keeps_no_periodic_stamps(settings: Settings) -> None:
+    services = build_services(settings, clock=FixedClock(NOW), in_memory=True)
+    try:
+        _note(services, "alice", "I work at Acme")
+        jobs = Jobs(services)
+        jobs.periodic()
+        assert jobs.periodic_seen and not settings.periodic_path.exists()
+    finally:
+        services.close()
