@@ -199,12 +199,17 @@ def chat_reference(shard: Shard, terms: list[str]) -> dict[str, float]:
         max_size=30,
     ),
     query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    saved_at=st.integers(0, 31),
 )
 def test_chat_scores_equal_a_fresh_bm25_over_whole_chats(
-    ops: list[tuple[int, str | None, str]], query: list[str]
+    ops: list[tuple[int, str | None, str]], query: list[str], saved_at: int
 ) -> None:
+    """``saved_at``: saved and loaded back there (the chats' postings then packed arrays,
+    made dictionaries again as changes reach them)."""
     shard = Shard(FIELD_WEIGHTS)
-    for n, text, chat in ops:
+    for i, (n, text, chat) in enumerate(ops):
+        if i == saved_at:
+            shard = _Unpickler(io.BytesIO(ShardFiles.dump(shard))).load()
         if text is None:
             shard.remove(f"urn:d{n}")
         else:
@@ -213,3 +218,60 @@ def test_chat_scores_equal_a_fresh_bm25_over_whole_chats(
     expected = chat_reference(shard, query)
     assert shard.chats.score(query) == pytest.approx(expected)
     assert set(shard.chats.score(query)) == set(expected)
+
+
+ENTITIES = ["urn:e:ann", "urn:e:bob", "urn:e:cafe"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.integers(0, 11),
+            st.one_of(st.none(), texts()),
+            st.one_of(st.none(), st.integers(-3, 3)),  # its moment: days from T0
+            st.lists(st.sampled_from(ENTITIES), max_size=2),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    saved_at=st.lists(st.integers(0, 31), max_size=3),
+)
+def test_a_loaded_shard_answers_as_the_one_built(
+    ops: list[tuple[int, str | None, int | None, list[str]]], saved_at: list[int]
+) -> None:
+    """The same adds and removals on a shard never saved and on one saved and loaded back
+    (at up to three points): the same documents, timeline ranges, documents about each
+    entity and named entities."""
+    built, loaded = Shard(FIELD_WEIGHTS), Shard(FIELD_WEIGHTS)
+    for shard in (built, loaded):
+        for entity in ENTITIES:
+            shard.name(entity, entity.rsplit(":", 1)[-1])
+    for i, (n, text, day, about) in enumerate(ops):
+        if i in saved_at:
+            loaded = _Unpickler(io.BytesIO(ShardFiles.dump(loaded))).load()
+        for shard in (built, loaded):
+            if text is None:
+                shard.remove(f"urn:d{n}")
+            else:
+                at = None if day is None else T0 + timedelta(days=day)  # ties: by id
+                shard.add(doc(n, text, occurred_at=at, about=tuple(sorted(set(about)))))
+    if len(ops) in saved_at:
+        loaded = _Unpickler(io.BytesIO(ShardFiles.dump(loaded))).load()
+    assert sorted(loaded.docs.ids()) == sorted(built.docs.ids())
+    assert all(loaded.docs[i] == built.docs[i] for i in built.docs.ids())
+    for start in range(-4, 4):
+        for length in (1, 2, 8):
+            lo, hi = T0 + timedelta(days=start), T0 + timedelta(days=start + length)
+            timed = [d for d in built.docs.values() if d.moment and lo <= d.moment < hi]
+            expected = [d.id for d in sorted(timed, key=lambda d: (d.moment, d.id))]
+            assert [d.id for d in built.during(lo, hi)] == expected
+            assert [d.id for d in loaded.during(lo, hi)] == expected
+            assert [d.id for d in loaded.during(lo, hi, 2)] == [
+                d.id for d in built.during(lo, hi, 2)
+            ]
+    for entity in ENTITIES:
+        assert loaded.about(entity) == built.about(entity)
+        assert loaded.about(entity, 2) == built.about(entity, 2)
+    words = frozenset(["ann", "bob", "cafe"])
+    assert loaded.named(words) == built.named(words)

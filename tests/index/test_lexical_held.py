@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
+from array import array
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
 from kgmem.index.lexical.docs import LexicalDoc, pack
-from kgmem.index.lexical.held import HeldDocs, decode, encode
+from kgmem.index.lexical.held import READ, HeldDocs, decode, encode
 
 FULL = LexicalDoc(
     id="https://w3id.org/kgmem/user/alice/memory/0f3a",
@@ -43,18 +47,74 @@ def test_every_field_comes_back_equal() -> None:
     assert decode(encode(bare)) == bare
 
 
+def other(n: int) -> LexicalDoc:
+    return dataclasses.replace(FULL, id=f"{FULL.id}-{n}", title=f"number {n}")
+
+
 def test_held_documents_saved_and_loaded_are_made_when_read() -> None:
     docs = HeldDocs()
     docs[FULL.id] = FULL
     loaded = pickle.loads(pickle.dumps(docs))
-    assert len(loaded) == 1 and FULL.id in loaded
-    assert isinstance(loaded.__getstate__()["_held"][FULL.id], bytes)  # not made yet
+    assert len(loaded) == 1 and FULL.id in loaded and list(loaded.ids()) == [FULL.id]
+    assert not loaded._read  # not made yet: bytes in the block
     assert loaded.get(FULL.id) == FULL and loaded[FULL.id] is loaded[FULL.id]  # made once
     assert loaded.pop(FULL.id) == FULL and loaded.get(FULL.id) is None and not loaded
+    assert FULL.id not in loaded and pickle.loads(pickle.dumps(loaded)).get(FULL.id) is None
+
+
+def test_written_read_and_removed_documents_survive_saves() -> None:
+    """Loaded, rewritten, removed and new documents, saved again: each comes back as last
+    written, the removed ones do not, whatever was read in between."""
+    docs = HeldDocs()
+    for n in range(50):
+        docs[other(n).id] = other(n)
+    docs = pickle.loads(pickle.dumps(docs))
+    assert docs.get(other(3).id) == other(3)
+    docs[other(3).id] = dataclasses.replace(other(3), title="rewritten")  # read, then written
+    docs[other(4).id] = dataclasses.replace(other(4), title="rewritten too")  # never read
+    assert docs.pop(other(5).id) == other(5) and docs.pop(other(6).id) == other(6)
+    docs[other(60).id] = other(60)
+    again = pickle.loads(pickle.dumps(docs))
+    assert len(again) == len(docs) == 49 and set(again.ids()) == set(docs.ids())
+    assert again[other(3).id].title == "rewritten" and again[other(4).id].title == "rewritten too"
+    assert other(5).id not in again and again.get(other(6).id) is None
+    assert again[other(60).id] == other(60) and again[other(49).id] == other(49)
+    assert sorted(d.id for d in again.values()) == sorted(docs.ids())
+
+
+def test_loaded_documents_read_are_kept_up_to_the_bound() -> None:
+    docs = HeldDocs()
+    for n in range(READ + 100):
+        docs[other(n).id] = other(n)
+    loaded = pickle.loads(pickle.dumps(docs))
+    first = loaded[other(0).id]
+    for n in range(1, READ + 100):
+        assert loaded[other(n).id] == other(n)
+        loaded.get(other(0).id)  # read every time: the most recent, never let go
+    assert len(loaded._read) == READ and loaded[other(0).id] is first
+    assert other(1).id not in loaded._read and loaded[other(1).id] == other(1)  # made again
 
 
 def test_a_document_naming_a_class_is_left_out() -> None:
+    block = pickle.dumps(FULL) + encode(FULL)
+    ends = array("q", (len(pickle.dumps(FULL)), len(block))).tobytes()
     docs = HeldDocs()
-    docs.__setstate__({"_held": {"x": pickle.dumps(FULL), "y": encode(FULL)}})
+    docs.__setstate__({"ids": ["x", "y"], "block": block, "ends": ends})
     assert docs.get("x") is None and "x" not in docs  # it names LexicalDoc: refused
     assert docs.get("y") == FULL
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"_held": {"x": b""}},  # the format before
+        {"ids": ["x"], "block": b"abc", "ends": array("q", (4,)).tobytes()},  # past the block
+        {"ids": ["x", "y"], "block": b"abc", "ends": array("q", (3,)).tobytes()},  # one end
+        {"ids": ["x", "x"], "block": b"abc", "ends": array("q", (1, 3)).tobytes()},  # twice
+        {"ids": ["x", "y"], "block": b"a", "ends": array("q", (2, 1)).tobytes()},  # back
+        {"ids": [1], "block": b"abc", "ends": array("q", (3,)).tobytes()},
+    ],
+)
+def test_documents_that_do_not_add_up_are_refused(state: dict[str, object]) -> None:
+    with pytest.raises((pickle.UnpicklingError, ValueError)):
+        HeldDocs().__setstate__(state)

@@ -6,9 +6,11 @@ built again the way a server restarts; files damaged the way disks and people da
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import threading
 import time
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -159,10 +161,17 @@ def test_a_saved_document_that_would_run_code_is_never_run(
         assert shard is not None and globex in shard.docs
         marker = tmp_path / "ran"
         state = shard.docs.__getstate__()
-        held = state["_held"]
-        assert isinstance(held, dict) and all(isinstance(d, bytes) for d in held.values())
+        ids, block, ends = state["ids"], state["block"], state["ends"]
+        assert isinstance(ids, list) and isinstance(block, bytes) and isinstance(ends, bytes)
+        stops = array("q", ends)
+        held = {i: block[stops[n - 1] if n else 0 : stops[n]] for n, i in enumerate(ids)}
+        held[globex] = pickle.dumps(_Payload(f"touch {marker}"))
         shard.docs.__setstate__(
-            {"_held": {**held, globex: pickle.dumps(_Payload(f"touch {marker}"))}}
+            {
+                "ids": list(held),
+                "block": b"".join(held.values()),
+                "ends": array("q", itertools.accumulate(map(len, held.values()))).tobytes(),
+            }
         )
         payload = files.dump(shard)
         files.write("alice", payload, stamp, _weights(), len(shard.docs))

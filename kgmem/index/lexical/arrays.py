@@ -15,6 +15,7 @@ later is skipped.
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -22,7 +23,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Floats", "Ints", "Postings", "Scores", "Slots", "bm25", "length_norms"]
+__all__ = [
+    "Floats",
+    "Ints",
+    "Packed",
+    "Postings",
+    "Scores",
+    "Slots",
+    "bm25",
+    "length_norms",
+    "unpacked",
+]
 
 _K1, _B = 1.2, 0.75
 _COMMON = 500  # a term in more docs than this and in over half of them only re-scores
@@ -84,73 +95,120 @@ class Slots:
         return remap
 
 
+class Packed:
+    """Terms' postings as a saved shard holds them: every term's slots and frequencies in
+    two arrays, with each term's end; a term's are read as views of them. One dictionary of
+    term numbers and three buffers, where a dictionary of arrays (or of pairs) made
+    thousands of objects at each load."""
+
+    def __init__(
+        self,
+        terms: list[str] | None = None,
+        ends: bytes = b"",
+        slots: bytes = b"",
+        tfs: bytes = b"",
+    ) -> None:
+        terms = terms or []
+        self._at = dict(zip(terms, range(len(terms)), strict=True))
+        self._ends = array("q")
+        self._ends.frombytes(ends)
+        self.slots: Ints = np.frombuffer(slots, dtype=np.int64)
+        self.tfs: Floats = np.frombuffer(tfs, dtype=np.float64)
+        stops = np.frombuffer(ends, dtype=np.int64)
+        if not (
+            len(self._at) == len(terms) == len(stops)
+            and (not len(stops) or stops[-1] == len(self.slots) == len(self.tfs))
+            and bool(np.all(np.diff(stops, prepend=0) >= 0))
+        ):
+            raise ValueError("a shard's postings do not add up")
+
+    @staticmethod
+    def pack(terms: list[str], postings: list[tuple[Ints, Floats]]) -> dict[str, object]:
+        """What :class:`Packed` is made of again (``Packed(**state)``)."""
+        return {
+            "terms": terms,
+            "ends": array("q", itertools.accumulate(len(s) for s, _ in postings)).tobytes(),
+            "slots": b"".join(s.astype(np.int64).tobytes() for s, _ in postings),
+            "tfs": b"".join(t.astype(np.float64).tobytes() for _, t in postings),
+        }
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def get(self, term: str) -> tuple[Ints, Floats] | None:
+        n = self._at.get(term)
+        if n is None:
+            return None
+        start, end = self._ends[n - 1] if n else 0, self._ends[n]
+        return self.slots[start:end], self.tfs[start:end]
+
+    def pop(self, term: str) -> tuple[Ints, Floats] | None:
+        found = self.get(term)
+        self._at.pop(term, None)
+        return found
+
+
+def unpacked(state: dict[str, object], *names: str) -> tuple[Packed, list[object]]:
+    """A :meth:`Packed.pack` state with ``names`` beside it: the packed terms, and those."""
+    terms, ends, slots, tfs = (state.get(k) for k in ("terms", "ends", "slots", "tfs"))
+    if not (
+        isinstance(terms, list)
+        and all(isinstance(t, str) for t in terms)
+        and isinstance(ends, bytes)
+        and isinstance(slots, bytes)
+        and isinstance(tfs, bytes)
+    ):
+        raise TypeError("not a shard's postings")
+    return Packed(terms, ends, slots, tfs), [state.get(name) for name in names]
+
+
 class Postings:
     """term -> the slots holding it and their weighted term frequencies, appended to in
     place; ``df`` counts the live documents of each term.
 
-    Saved as one array of every term's slots and one of their frequencies, with each term's
-    end (7,600 small arrays made a 10k-document user's load 4.6 ms): a loaded shard reads
-    its terms' postings as views of those two arrays, and copies one out (``_own``) only
-    when a document is added to it."""
+    Saved packed (:class:`Packed`; 7,600 small arrays made a 10k-document user's load
+    4.6 ms): a loaded shard reads its terms' postings as views of the packed arrays, and
+    copies one out (``_own``) only when a document is added to it."""
 
     def __init__(self) -> None:
         self.df: dict[str, int] = {}
         self._slots: dict[str, array[int]] = {}
         self._tfs: dict[str, array[float]] = {}
         self._cache: dict[str, tuple[Ints, Floats]] = {}
-        # as loaded: term -> (start, end) in the two arrays below
-        self._packed: dict[str, tuple[int, int]] = {}
-        self._packed_slots: Ints = np.zeros(0, dtype=np.int64)
-        self._packed_tfs: Floats = np.zeros(0, dtype=np.float64)
+        self._packed = Packed()  # as loaded
 
     def __getstate__(self) -> dict[str, object]:
         terms = list(self.df)
-        slots = [self.arrays(t)[0] for t in terms]
-        tfs = [self.arrays(t)[1] for t in terms]
+        postings = [self.arrays(t) for t in terms]
         self._cache.clear()  # views taken for the dump: an append must not meet them
-        ends = np.cumsum([len(a) for a in slots], dtype=np.int64)
-        return {
-            "terms": terms,
-            "df": array("q", (self.df[t] for t in terms)).tobytes(),
-            "ends": ends.tobytes(),
-            "slots": np.concatenate(slots).astype(np.int64).tobytes() if slots else b"",
-            "tfs": np.concatenate(tfs).astype(np.float64).tobytes() if tfs else b"",
-        }
+        counts = array("q", (self.df[t] for t in terms)).tobytes()
+        return {**Packed.pack(terms, postings), "df": counts}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        terms, df, ends, slots, tfs = (
-            state.get(k) for k in ("terms", "df", "ends", "slots", "tfs")
-        )
-        if not (
-            isinstance(terms, list)
-            and all(isinstance(t, str) for t in terms)
-            and isinstance(df, bytes)
-            and isinstance(ends, bytes)
-            and isinstance(slots, bytes)
-            and isinstance(tfs, bytes)
-        ):
+        self._packed, (df,) = unpacked(state, "df")
+        if not isinstance(df, bytes):
             raise TypeError("not a shard's postings")
         counts = np.frombuffer(df, dtype=np.int64)
-        stops = np.frombuffer(ends, dtype=np.int64)
-        self._packed_slots = np.frombuffer(slots, dtype=np.int64)
-        self._packed_tfs = np.frombuffer(tfs, dtype=np.float64)
-        if not len(terms) == len(counts) == len(stops) or (
-            len(stops) and not stops[-1] == len(self._packed_slots) == len(self._packed_tfs)
-        ):
+        if len(counts) != len(self._packed):
             raise ValueError("a shard's postings do not add up")
-        starts = [0, *stops[:-1].tolist()] if len(stops) else []
-        self._packed = dict(zip(terms, zip(starts, stops.tolist(), strict=True), strict=True))
-        self.df = dict(zip(terms, counts.tolist(), strict=True))
+        self.df = dict(zip(self._packed, counts.tolist(), strict=True))
         self._slots, self._tfs, self._cache = {}, {}, {}
 
     def __contains__(self, term: object) -> bool:
         return term in self.df
 
     def _own(self, term: str) -> None:
-        """Copy ``term``'s loaded postings out of the packed arrays, to append to them."""
-        start, end = self._packed.pop(term)
-        self._slots[term] = array("q", self._packed_slots[start:end].tobytes())
-        self._tfs[term] = array("d", self._packed_tfs[start:end].tobytes())
+        """Copy ``term``'s loaded postings (if it is a loaded term) out of the packed
+        arrays, to append to them."""
+        if (packed := self._packed.pop(term)) is not None:
+            self._slots[term] = array("q", packed[0].tobytes())
+            self._tfs[term] = array("d", packed[1].tobytes())
 
     def add(self, slot: int, counts: Mapping[str, int]) -> None:
         df, slots, tfs, cache = self.df, self._slots, self._tfs, self._cache
@@ -158,8 +216,7 @@ class Postings:
             if term in df:
                 df[term] += 1
                 cache.pop(term, None)  # first: its views of the arrays below go with it
-                if term in self._packed:
-                    self._own(term)
+                self._own(term)
                 try:
                     slots[term].append(slot)
                     tfs[term].append(tf)
@@ -180,7 +237,7 @@ class Postings:
                 del self.df[term]
                 self._slots.pop(term, None)
                 self._tfs.pop(term, None)
-                self._packed.pop(term, None)
+                self._packed.pop(term)
                 self._cache.pop(term, None)
 
     def arrays(self, term: str) -> tuple[Ints, Floats]:
@@ -189,11 +246,8 @@ class Postings:
         read under the index lock; :meth:`add` drops them before it appends."""
         found = self._cache.get(term)
         if found is None:
-            packed = self._packed.get(term)
-            if packed is not None:
-                start, end = packed
-                found = (self._packed_slots[start:end], self._packed_tfs[start:end])
-            else:
+            found = self._packed.get(term)
+            if found is None:
                 slots = np.frombuffer(self._slots[term], dtype=np.int64)
                 tfs = np.frombuffer(self._tfs[term], dtype=np.float64)
                 found = (slots, tfs)
@@ -205,8 +259,7 @@ class Postings:
         self._cache.clear()
         for term in list(self._packed):
             self._own(term)
-        self._packed_slots = np.zeros(0, dtype=np.int64)
-        self._packed_tfs = np.zeros(0, dtype=np.float64)
+        self._packed = Packed()
         for term, old in self._slots.items():
             slots = remap[np.frombuffer(old, dtype=np.int64)]
             keep = slots >= 0

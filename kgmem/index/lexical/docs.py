@@ -99,8 +99,8 @@ class LexicalDoc:
     dict per instance; its fields' texts packed in one string (:func:`pack`), not a tuple of
     pairs (at 100k documents the pairs alone held ~110 MB); and the strings many documents
     share (graphs, kinds, statuses, the entities and chats they are about, tags) interned,
-    so each is held once. A saved shard holds it as bytes until a search first reads it
-    (:mod:`kgmem.index.lexical.held`)."""
+    so each is held once. A saved shard holds it as bytes, made an object while a search
+    reads it and kept only among the last read (:mod:`kgmem.index.lexical.held`)."""
 
     id: str
     kind: str  # "memory" | "page" | "note"

@@ -1,45 +1,45 @@
-"""A shard's documents, saved as compact bytes and made into objects when first read.
+"""A shard's documents, saved as compact bytes and made into objects when read.
 
 A saved shard holds each :class:`~kgmem.index.lexical.docs.LexicalDoc` as one short pickle
 of its fields (times as microseconds, no class references: nothing in it can name code to
-run; ~0.7 KB against ~1.2 KB as an object), so loading a user reads bytes instead of making
-ten thousand objects (measured on a 10k-document user: 131 of the 150 ms a load took).
-A document read once is kept as the object (a search ranks a few hundred, and a user's
-next searches mostly the same ones), so a user searched often holds what it held before,
-and one loaded and rarely searched holds less.
+run; ~0.7 KB against ~1.2 KB as an object), all of them in one block of bytes with each
+one's end, so loading a user makes a few objects instead of ten thousand (measured on a
+10k-document user: making the documents took 131 of the 150 ms a load took; ten thousand
+bytes objects, 8 ms of ~25). The documents read most recently (a search ranks a few
+hundred, and a user's next searches mostly the same ones) are kept as objects, up to
+``READ`` per user: a user searched for months holds no more than one just loaded.
 """
 
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import pickle
-import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
 from kgmem.index.lexical.docs import LexicalDoc
 
-__all__ = ["HeldDocs", "decode", "encode"]
+__all__ = ["READ", "HeldDocs", "decode", "encode"]
 
 log = logging.getLogger("kgmem.index")
 
 _NAMES = tuple(f.name for f in fields(LexicalDoc))
-_TIMES = frozenset(
+_TIMES = tuple(
     i
     for i, name in enumerate(_NAMES)
     if name in ("recorded_at", "last_used_at", "occurred_at", "valid_from", "valid_until")
 )
-_SHARED = tuple(
-    i
-    for i, name in enumerate(_NAMES)
-    if name in ("kind", "graph", "memory_kind", "status", "tags", "about", "chats", "names")
-)
-_VALUES: dict[object, object] = {}  # the tuples and name sets documents share
-_MOST_VALUES = 200_000
+# each field's slot setter: a frozen dataclass refuses setattr, its slots do not
+_SETTERS = tuple(getattr(LexicalDoc, name).__set__ for name in _NAMES)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+READ = 4096  # loaded documents kept as objects once read, per user (~1.2 KB each)
 
 
 class _Plain(pickle.Unpickler):
@@ -58,20 +58,15 @@ def encode(doc: LexicalDoc) -> bytes:
 
 
 def decode(data: bytes) -> LexicalDoc:
-    values = list(_Plain(io.BytesIO(data)).load())
+    """The document :func:`encode` made ``data`` of (4.6 us; a document read is held only
+    while it is among the ``READ`` read last, so shared values are not looked up)."""
+    values = _Plain(io.BytesIO(data)).load()
+    doc = object.__new__(LexicalDoc)
+    for setter, value in zip(_SETTERS, values, strict=True):
+        setter(doc, value)
     for i in _TIMES:
         if (micros := values[i]) is not None:
-            values[i] = _EPOCH + micros * _MICROSECOND
-    for i in _SHARED:  # held once however many documents name them, as when indexed
-        if isinstance(value := values[i], str):
-            values[i] = sys.intern(value)
-        elif value:  # a tuple or a frozenset: documents about the same things share one
-            if len(_VALUES) >= _MOST_VALUES:
-                _VALUES.clear()
-            values[i] = _VALUES.setdefault(value, value)
-    doc = object.__new__(LexicalDoc)
-    for name, value in zip(_NAMES, values, strict=True):
-        object.__setattr__(doc, name, value)
+            _SETTERS[i](doc, _EPOCH + micros * _MICROSECOND)
     return doc
 
 
@@ -86,30 +81,58 @@ def _made(doc_id: str, data: bytes) -> LexicalDoc | None:
 
 
 class HeldDocs:
-    """Document id -> document: a document written or read here is held as the object; one
-    loaded from a saved shard stays bytes until it is first read (see the module)."""
+    """Document id -> document. A document written here is held as the object; those loaded
+    from a saved shard stay in one block of bytes (each document's end in ``_ends``), and
+    the ``read`` most recently read of them are kept as objects (see the module)."""
 
-    def __init__(self) -> None:
-        self._held: dict[str, LexicalDoc | bytes] = {}
+    def __init__(self, read: int = READ) -> None:
+        self._written: dict[str, LexicalDoc] = {}  # since the load
+        self._at: dict[str, int] = {}  # loaded: id -> its number in the block
+        self._block = b""
+        self._ends = array("q")
+        self._read: dict[str, LexicalDoc] = {}  # loaded ones made into objects, oldest first
+        self._most = read
 
     def __getstate__(self) -> dict[str, object]:
-        held = self._held
-        return {"_held": {i: d if isinstance(d, bytes) else encode(d) for i, d in held.items()}}
+        ids = [*self._at, *self._written]
+        parts = [self._bytes(n) for n in self._at.values()]
+        parts += [encode(doc) for doc in self._written.values()]
+        ends = array("q", itertools.accumulate(len(p) for p in parts))
+        return {"ids": ids, "block": b"".join(parts), "ends": ends.tobytes()}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        held = state.get("_held")
-        if not isinstance(held, dict) or not all(isinstance(d, bytes) for d in held.values()):
+        ids, block, ends = (state.get(k) for k in ("ids", "block", "ends"))
+        if not (
+            isinstance(ids, list)
+            and all(isinstance(i, str) for i in ids)
+            and isinstance(block, bytes)
+            and isinstance(ends, bytes)
+        ):
             raise pickle.UnpicklingError("not a shard's documents")
-        self._held = held
+        self._written, self._read, self._most = {}, {}, READ
+        self._ends = array("q")
+        self._ends.frombytes(ends)
+        self._at = dict(zip(ids, range(len(ids)), strict=True))
+        stops = np.frombuffer(ends, dtype=np.int64)
+        if not (
+            len(self._at) == len(ids) == len(stops)
+            and (not len(stops) or stops[-1] == len(block))
+            and bool(np.all(np.diff(stops, prepend=0) >= 0))
+        ):
+            raise ValueError("a shard's documents do not add up")
+        self._block = block
+
+    def _bytes(self, n: int) -> bytes:
+        return self._block[self._ends[n - 1] if n else 0 : self._ends[n]]
 
     def __len__(self) -> int:
-        return len(self._held)
+        return len(self._at) + len(self._written)
 
     def __bool__(self) -> bool:
-        return bool(self._held)
+        return bool(self._at or self._written)
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._held
+        return doc_id in self._written or doc_id in self._at
 
     def __getitem__(self, doc_id: str) -> LexicalDoc:
         found = self.get(doc_id)
@@ -118,27 +141,41 @@ class HeldDocs:
         return found
 
     def __setitem__(self, doc_id: str, doc: LexicalDoc) -> None:
-        self._held[doc_id] = doc
+        if self._at.pop(doc_id, None) is not None:
+            self._read.pop(doc_id, None)
+        self._written[doc_id] = doc
 
     def get(self, doc_id: str) -> LexicalDoc | None:
-        found = self._held.get(doc_id)
-        if isinstance(found, bytes):
-            found = _made(doc_id, found)
+        found = self._written.get(doc_id)
+        if found is not None:
+            return found
+        found = self._read.pop(doc_id, None)
+        if found is None:
+            n = self._at.get(doc_id)
+            if n is None:
+                return None
+            found = _made(doc_id, self._bytes(n))
             if found is None:
-                del self._held[doc_id]
-            else:
-                self._held[doc_id] = found
+                del self._at[doc_id]
+                return None
+            if len(self._read) >= self._most:
+                del self._read[next(iter(self._read))]
+        self._read[doc_id] = found  # the most recently read last
         return found
 
     def pop(self, doc_id: str) -> LexicalDoc | None:
-        found = self._held.pop(doc_id, None)
-        return _made(doc_id, found) if isinstance(found, bytes) else found
+        found = self._written.pop(doc_id, None)
+        if found is None and doc_id in self._at:
+            found = self.get(doc_id)
+            self._at.pop(doc_id, None)
+            self._read.pop(doc_id, None)
+        return found
 
     def ids(self) -> Iterator[str]:
-        return iter(self._held)
+        return itertools.chain(self._at, self._written)
 
     def values(self) -> Iterator[LexicalDoc]:
-        for doc_id in list(self._held):
+        for doc_id in list(self.ids()):
             found = self.get(doc_id)
             if found is not None:
                 yield found

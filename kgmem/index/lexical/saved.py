@@ -47,6 +47,7 @@ _HEAD = struct.Struct("<I")  # the header's length; the header is JSON
 _ALLOWED = {
     ("kgmem.index.lexical.shard", "Shard"),
     ("kgmem.index.lexical.shard", "Periods"),
+    ("kgmem.index.lexical.shard", "Timeline"),
     ("kgmem.index.lexical.shard", "Conversations"),
     ("kgmem.index.lexical.arrays", "Slots"),
     ("kgmem.index.lexical.arrays", "Postings"),

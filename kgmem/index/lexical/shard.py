@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -20,16 +22,18 @@ from kgmem.index.dense import DenseVectors, Embedder, embed_text
 from kgmem.index.lexical.arrays import (
     Floats,
     Ints,
+    Packed,
     Postings,
     Scores,
     Slots,
     bm25,
     length_norms,
+    unpacked,
 )
 from kgmem.index.lexical.docs import LexicalDoc, analyze
 from kgmem.index.lexical.held import HeldDocs
 
-__all__ = ["Conversations", "Periods", "Shard"]
+__all__ = ["Conversations", "Periods", "Shard", "Timeline"]
 
 _K1, _B = 1.2, 0.75  # BM25 (of whole chats; documents: kgmem.index.lexical.arrays)
 _DEAD = 1024  # compact a shard's slots once more than this many (and than live ones) are dead
@@ -52,7 +56,7 @@ class Shard:
         self.postings = Postings()
         self.total, self.calibrated = 0, 1.0
         self._norms: tuple[int, float, Floats] | None = None  # (slots, average, norms)
-        self.timeline: list[tuple[datetime, str]] = []
+        self.timeline = Timeline()
         self.periods = Periods()
         self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
         self.labels: dict[str, str] = {}
@@ -66,8 +70,37 @@ class Shard:
 
     def __getstate__(self) -> dict[str, object]:
         """What a saved shard holds (:mod:`kgmem.index.lexical.saved`): no caches, no vectors
-        (they belong to the embedding model loaded now)."""
-        return {**self.__dict__, "vectors": None, "_norms": None, "_first": {}}
+        (they belong to the embedding model loaded now); who is about what as flat lists (as
+        sets they were a quarter of a load's objects)."""
+        about = [(e, sorted(docs)) for e, docs in self.by_entity.items()]
+        return {
+            **self.__dict__,
+            "vectors": None,
+            "_norms": None,
+            "_first": {},
+            "by_entity": (
+                [e for e, _ in about],
+                array("q", itertools.accumulate(len(d) for _, d in about)).tobytes(),
+                [doc_id for _, docs in about for doc_id in docs],
+            ),
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        match state.pop("by_entity", None):
+            case (list() as entities, bytes() as ends, list() as docs):
+                pass
+            case _:
+                raise TypeError("not a shard")
+        self.__dict__.update(state)
+        stops = array("q")
+        stops.frombytes(ends)
+        if len(stops) != len(entities) or (stops and stops[-1] != len(docs)):
+            raise ValueError("a shard's entities do not add up")
+        starts = itertools.chain((0,), stops)
+        self.by_entity = defaultdict(set)
+        self.by_entity.update(
+            (e, set(docs[a:b])) for e, a, b in zip(entities, starts, stops, strict=False)
+        )
 
     def embed_all(self, embedder: Embedder) -> None:
         """Give every document its vector (a saved shard has none)."""
@@ -84,7 +117,7 @@ class Shard:
         self.postings.add(self.slots.add(doc.id, length), counts)
         self.total += length
         if doc.moment is not None:
-            bisect.insort(self.timeline, (doc.moment, doc.id))
+            self.timeline.add(_micros(doc.moment, 0), doc.id)
         elif doc.valid_from or doc.valid_until:
             self.periods.add(doc.id, doc.valid_from, doc.valid_until)
         if doc.kind == "note" and doc.path is not None:
@@ -113,7 +146,7 @@ class Shard:
         self.postings.remove(counts)
         self.total -= int(self.slots.lengths[slot])
         if doc.moment is not None:
-            del self.timeline[bisect.bisect_left(self.timeline, (doc.moment, doc_id))]
+            self.timeline.remove(_micros(doc.moment, 0), doc_id)
         self.periods.remove(doc_id)
         if doc.path is not None and self.note_paths.get(doc.path) == doc_id:
             del self.note_paths[doc.path]
@@ -174,12 +207,52 @@ class Shard:
     def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[LexicalDoc]:
         """The documents whose moment or validity period meets [start, end); ``latest``: only
         that many of each (timeline and periods), the latest by moment or start."""
-        low = bisect.bisect_left(self.timeline, (start, ""))
-        high = bisect.bisect_left(self.timeline, (end, ""))
+        moments = self.timeline.moments
+        low = bisect.bisect_left(moments, _micros(start, 0))
+        high = bisect.bisect_left(moments, _micros(end, 0))
         if latest is not None:
             low = max(low, high - latest)
-        found = [self.docs[doc_id] for _, doc_id in self.timeline[low:high]]
+        found = [self.docs[doc_id] for doc_id in self.timeline.ids[low:high]]
         return found + [self.docs[i] for i in self.periods.meeting(start, end, latest)]
+
+
+class Timeline:
+    """The documents with a moment, by moment (microseconds) then id: two lists in step,
+    not a pair per document (thousands of objects made at each load)."""
+
+    def __init__(self) -> None:
+        self.moments: list[int] = []
+        self.ids: list[str] = []
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"moments": array("q", self.moments).tobytes(), "ids": self.ids}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        match state:
+            case {"moments": bytes() as moments, "ids": list() as ids}:
+                pass
+            case _:
+                raise TypeError("not a shard's timeline")
+        at = array("q")
+        at.frombytes(moments)
+        if len(at) != len(ids) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("a shard's timeline does not add up")
+        self.moments, self.ids = at.tolist(), ids
+
+    def _at(self, moment: int, doc_id: str) -> int:
+        low = bisect.bisect_left(self.moments, moment)
+        high = bisect.bisect_right(self.moments, moment, low)
+        return bisect.bisect_left(self.ids, doc_id, low, high)
+
+    def add(self, moment: int, doc_id: str) -> None:
+        at = self._at(moment, doc_id)
+        self.moments.insert(at, moment)
+        self.ids.insert(at, doc_id)
+
+    def remove(self, moment: int, doc_id: str) -> None:
+        at = self._at(moment, doc_id)
+        if at < len(self.ids) and self.ids[at] == doc_id and self.moments[at] == moment:
+            del self.moments[at], self.ids[at]
 
 
 class Periods:
@@ -225,10 +298,13 @@ class Conversations:
     """BM25 over whole chats: each chat is the sum of the memories quoting its messages, so
     a query can tell which conversation it is about even when no single memory holds all
     its words. Kept incrementally (a chat may have thousands of memories); a term's postings
-    become arrays over chat slots when a query reads them, until they change."""
+    become arrays over chat slots when a query reads them, until they change.
+
+    Saved as :class:`~kgmem.index.lexical.arrays.Postings` are (every term's chat slots and
+    frequencies in two arrays); a loaded term is made a dictionary when a change reaches it."""
 
     def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}
+        self.postings: dict[str, dict[str, int]] = {}  # term -> chat -> weighted tf
         self.lengths: dict[str, int] = defaultdict(int)
         self.members: dict[str, int] = defaultdict(int)
         self._total = 0
@@ -236,9 +312,35 @@ class Conversations:
         self._chats: list[str] = []
         self._arrays: dict[str, tuple[Ints, Floats]] = {}
         self._norms: Floats | None = None
+        self._packed = Packed()  # as loaded
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_arrays": {}, "_norms": None}
+        terms = [*self._packed, *self.postings]
+        postings = [self._postings(t) for t in terms]
+        self._arrays = {}
+        state = {**self.__dict__, "_arrays": {}, "_norms": None}
+        del state["postings"], state["_packed"]
+        return {**state, **Packed.pack(terms, postings)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self._packed, _ = unpacked(state)
+        for name in ("terms", "ends", "slots", "tfs"):
+            del state[name]
+        self.__dict__.update(state)
+        self.postings = {}
+        if len(self._packed.slots) and not (
+            0 <= self._packed.slots.min() <= self._packed.slots.max() < len(self._chats)
+        ):
+            raise ValueError("a shard's chats do not add up")
+
+    def _posting(self, term: str) -> dict[str, int]:
+        """``term``'s postings as a dictionary to change (made from the packed arrays)."""
+        packed = self._packed.pop(term)
+        if packed is not None:
+            chats = self._chats
+            slots, tfs = packed[0].tolist(), packed[1].tolist()
+            self.postings[term] = {chats[s]: int(tf) for s, tf in zip(slots, tfs, strict=True)}
+        return self.postings.setdefault(term, {})
 
     def add(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
         for chat in chats:
@@ -247,7 +349,7 @@ class Conversations:
                 self._chats.append(chat)
             self.members[chat] += 1
             for term, tf in counts.items():
-                posting = self.postings.setdefault(term, {})
+                posting = self._posting(term)
                 posting[chat] = posting.get(chat, 0) + tf
                 self.lengths[chat] += tf
                 self._total += tf
@@ -257,7 +359,7 @@ class Conversations:
     def remove(self, chats: Iterable[str], counts: Mapping[str, int]) -> None:
         for chat in chats:
             for term, tf in counts.items():
-                posting = self.postings[term]
+                posting = self._posting(term)
                 posting[chat] -= tf
                 if not posting[chat]:
                     del posting[chat]
@@ -279,7 +381,7 @@ class Conversations:
         norms = self._chat_norms(max(self._total / n, 1.0))
         acc = np.zeros(len(self._chats), dtype=np.float64)
         for term in set(terms):
-            if term not in self.postings:
+            if term not in self.postings and term not in self._packed:
                 continue
             slots, tfs = self._postings(term)
             weight = math.log(1 + (n - len(slots) + 0.5) / (len(slots) + 0.5)) * (_K1 + 1)
@@ -292,10 +394,13 @@ class Conversations:
 
     def _postings(self, term: str) -> tuple[Ints, Floats]:
         if term not in self._arrays:
-            posting = self.postings[term]
-            slots = np.fromiter((self._slot[c] for c in posting), np.int64, len(posting))
-            tfs = np.fromiter(posting.values(), np.float64, len(posting))
-            self._arrays[term] = (slots, tfs)
+            found = self._packed.get(term)
+            if found is None:
+                posting = self.postings[term]
+                slots = np.fromiter((self._slot[c] for c in posting), np.int64, len(posting))
+                tfs = np.fromiter(posting.values(), np.float64, len(posting))
+                found = (slots, tfs)
+            self._arrays[term] = found
         return self._arrays[term]
 
     def _chat_norms(self, average: float) -> Floats:
