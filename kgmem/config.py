@@ -136,9 +136,9 @@ class Settings:
     )
     search_resident_documents: int = _setting(
         400000,
-        "Most search-index documents held in memory (over all users; 1.9-2.6 KB each); past "
-        "it, the users searched least recently are let go (saved first if changed) and "
-        "loaded again when next searched (~30 ms for 10k documents).",
+        "Most search-index documents held in memory (over all users; ~1.8 KB each as loaded); "
+        "past it, the users searched least recently are let go (saved first if changed) and "
+        "loaded again when next searched (~12 ms for 10k documents).",
         minimum=1000,
     )
     graph_buffer_megabytes: int = _setting(

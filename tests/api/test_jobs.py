@@ -112,14 +112,7 @@ def test_periodic_job_promotes_repeated_episodes_of_every_user(
             )
             assert routine.status is MemoryStatus.ACTIVE
         assert jobs.periodic() == 0  # nothing new: nothing written
-        runs: list[str] = []
-        read = services.consolidation.periodic
-
-        def counted(uid: str) -> PeriodicReport:
-            runs.append(uid)
-            return read(uid)
-
-        monkeypatch.setattr(services.consolidation, "periodic", counted)
+        runs = _count_periodic(services, monkeypatch)
         assert jobs.periodic() == 0 and runs == []  # no commit since: no user is read again
         text = "Day 9: I ran the backup routine: stop the app, copy the disk, start."
         msg = services.sources.ingest_message(

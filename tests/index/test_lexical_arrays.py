@@ -115,6 +115,21 @@ def test_compaction_keeps_every_score_and_a_query_taken_before_it(saved: bool) -
     assert before.get("urn:d5000") == 0.0
 
 
+def test_scores_kept_for_some_documents_only() -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    for n in range(40):
+        shard.add(doc(n, f"apple {WORDS[n % 8]}"))
+    shard.remove("urn:d3")
+    scores = shard.score(["apple", "river"])
+    expected = dict(scores.items())
+    kept = {"urn:d1", "urn:d3", "urn:d9", "urn:d30", "urn:unknown"}
+    scores.only(kept)
+    assert dict(scores.items()) == {k: v for k, v in expected.items() if k in kept}
+    assert [d for _, d in scores.descending()] == sorted(
+        (k for k in expected if k in kept), key=lambda k: (-expected[k], k)
+    )
+
+
 def test_a_large_result_is_walked_by_chunks_in_exact_order() -> None:
     shard = Shard(FIELD_WEIGHTS)
     for n in range(1500):  # many equal scores across chunk boundaries

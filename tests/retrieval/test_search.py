@@ -121,6 +121,31 @@ def test_entity_filter_by_name_alias_and_iri(world: World, search: MemorySearch)
     assert search.memory_search("alice", "acme", entity="Globex") == []
 
 
+def test_an_entity_filter_reads_only_the_entitys_documents(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many documents match the words and few are about the entity: the walk reads those
+    few (it read every better-scored document to reject it: 20k at 100k memories)."""
+    index = LexicalIndex(world.store, QUERIES)
+    search = searcher(world, index)
+    msg = world.say("user", "I work at Acme.")
+    [job] = world.draft(works_at(msg, entities=[{"name": "Acme"}]))
+    for n in range(30):
+        remember(world, f"Acme rumour {n}", f"people say acme acme is hiring {n}")
+    read: list[str] = []
+    doc = index.doc
+
+    def counted(uid: str, doc_id: str) -> object:
+        read.append(doc_id)
+        return doc(uid, doc_id)
+
+    monkeypatch.setattr(index, "doc", counted)
+    assert ids(search.memory_search("alice", "acme", entity="Acme")) == [str(job.memory)]
+    assert set(read) == {str(job.memory)}
+    read.clear()
+    assert len(search.memory_search("alice", "acme")) == 8 and len(read) > 8
+
+
 def test_time_range_filter(world: World) -> None:
     index = LexicalIndex(world.store, QUERIES)
     search = searcher(world, index)

@@ -323,6 +323,15 @@ class Scores:
         if slot is not None and slot < len(self._values) and not self._values[slot]:
             self._values[slot] = value
 
+    def only(self, doc_ids: Iterable[str]) -> None:
+        """Keep the scores of ``doc_ids`` alone (every other document's becomes 0): a
+        filter known before the walk, so the walk reads only what it can accept."""
+        values, of = self._values, self._of
+        slots = [s for i in doc_ids if (s := of.get(i)) is not None and s < len(values)]
+        kept = np.zeros_like(values)
+        kept[slots] = values[slots]
+        values[:] = kept
+
     def items(self) -> list[tuple[str, float]]:
         slots = np.flatnonzero(self._values)
         pairs = zip(slots.tolist(), self._values[slots].tolist(), strict=True)
