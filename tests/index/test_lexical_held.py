@@ -54,12 +54,15 @@ def other(n: int) -> LexicalDoc:
 def test_held_documents_saved_and_loaded_are_made_when_read() -> None:
     docs = HeldDocs()
     docs[FULL.id] = FULL
-    loaded = pickle.loads(pickle.dumps(docs))
+    loaded = pickle.loads(pickle.dumps(docs, protocol=5))
     assert len(loaded) == 1 and FULL.id in loaded and list(loaded.ids()) == [FULL.id]
     assert not loaded._read  # not made yet: bytes in the block
     assert loaded.get(FULL.id) == FULL and loaded[FULL.id] is loaded[FULL.id]  # made once
     assert loaded.pop(FULL.id) == FULL and loaded.get(FULL.id) is None and not loaded
-    assert FULL.id not in loaded and pickle.loads(pickle.dumps(loaded)).get(FULL.id) is None
+    assert (
+        FULL.id not in loaded
+        and pickle.loads(pickle.dumps(loaded, protocol=5)).get(FULL.id) is None
+    )
 
 
 def test_written_read_and_removed_documents_survive_saves() -> None:
@@ -68,13 +71,13 @@ def test_written_read_and_removed_documents_survive_saves() -> None:
     docs = HeldDocs()
     for n in range(50):
         docs[other(n).id] = other(n)
-    docs = pickle.loads(pickle.dumps(docs))
+    docs = pickle.loads(pickle.dumps(docs, protocol=5))
     assert docs.get(other(3).id) == other(3)
     docs[other(3).id] = dataclasses.replace(other(3), title="rewritten")  # read, then written
     docs[other(4).id] = dataclasses.replace(other(4), title="rewritten too")  # never read
     assert docs.pop(other(5).id) == other(5) and docs.pop(other(6).id) == other(6)
     docs[other(60).id] = other(60)
-    again = pickle.loads(pickle.dumps(docs))
+    again = pickle.loads(pickle.dumps(docs, protocol=5))
     assert len(again) == len(docs) == 49 and set(again.ids()) == set(docs.ids())
     assert again[other(3).id].title == "rewritten" and again[other(4).id].title == "rewritten too"
     assert other(5).id not in again and again.get(other(6).id) is None
@@ -86,7 +89,7 @@ def test_loaded_documents_read_are_kept_up_to_the_bound() -> None:
     docs = HeldDocs()
     for n in range(READ + 100):
         docs[other(n).id] = other(n)
-    loaded = pickle.loads(pickle.dumps(docs))
+    loaded = pickle.loads(pickle.dumps(docs, protocol=5))
     first = loaded[other(0).id]
     for n in range(1, READ + 100):
         assert loaded[other(n).id] == other(n)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import pickle
+import struct
 import threading
 import time
 from array import array
@@ -129,13 +130,21 @@ def test_a_damaged_or_foreign_file_is_rebuilt_and_never_run(
         "empty": b"",
         "not ours": b"# my notes\n",
         "a pickle": evil,
-        "signed code": None,  # a whole header over a payload that runs a command
     }
-    for name, damaged in cases.items():
+    # whole headers over payloads: one that runs a command, framed as a shard's (no
+    # buffers) and not; buffers whose lengths do not add up
+    framed = struct.pack("<IQ", 0, len(evil)) + evil
+    signed: dict[str, bytes] = {
+        "signed code": framed,
+        "signed code, unframed": evil,
+        "lying lengths": struct.pack("<IQQ", 1, 1 << 40, len(evil)) + evil,
+        "too many buffers": struct.pack("<I", 1 << 30) + evil,
+    }
+    for name, damaged in [*cases.items(), *((n, None) for n in signed)]:
         services = wired(settings)
         try:
             if damaged is None:
-                files.write("alice", evil, services.feed.stamp("alice"), _weights(), 1)
+                files.write("alice", signed[name], services.feed.stamp("alice"), _weights(), 1)
                 assert files.header("alice", _weights()) is not None  # it passes every check
             else:
                 files.path("alice").write_bytes(damaged)
@@ -162,7 +171,9 @@ def test_a_saved_document_that_would_run_code_is_never_run(
         marker = tmp_path / "ran"
         state = shard.docs.__getstate__()
         ids, block, ends = state["ids"], state["block"], state["ends"]
-        assert isinstance(ids, list) and isinstance(block, bytes) and isinstance(ends, bytes)
+        assert isinstance(ids, list) and isinstance(ends, bytes)
+        assert isinstance(block, pickle.PickleBuffer)  # out of band in the file
+        block = bytes(block.raw())
         stops = array("q", ends)
         held = {i: block[stops[n - 1] if n else 0 : stops[n]] for n, i in enumerate(ids)}
         held[globex] = pickle.dumps(_Payload(f"touch {marker}"))

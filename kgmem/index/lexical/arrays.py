@@ -19,6 +19,7 @@ import itertools
 import math
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pickle import PickleBuffer
 
 import numpy as np
 from numpy.typing import NDArray
@@ -99,14 +100,15 @@ class Packed:
     """Terms' postings as a saved shard holds them: every term's slots and frequencies in
     two arrays, with each term's end; a term's are read as views of them. One dictionary of
     term numbers and three buffers, where a dictionary of arrays (or of pairs) made
-    thousands of objects at each load."""
+    thousands of objects at each load. The two arrays are pickled out of band (protocol 5:
+    :mod:`kgmem.index.lexical.saved`), so a load reads them where the file was read."""
 
     def __init__(
         self,
         terms: list[str] | None = None,
         ends: bytes = b"",
-        slots: bytes = b"",
-        tfs: bytes = b"",
+        slots: bytes | memoryview = b"",
+        tfs: bytes | memoryview = b"",
     ) -> None:
         terms = terms or []
         self._at = dict(zip(terms, range(len(terms)), strict=True))
@@ -128,8 +130,8 @@ class Packed:
         return {
             "terms": terms,
             "ends": array("q", itertools.accumulate(len(s) for s, _ in postings)).tobytes(),
-            "slots": b"".join(s.astype(np.int64).tobytes() for s, _ in postings),
-            "tfs": b"".join(t.astype(np.float64).tobytes() for _, t in postings),
+            "slots": PickleBuffer(b"".join(s.astype(np.int64).tobytes() for s, _ in postings)),
+            "tfs": PickleBuffer(b"".join(t.astype(np.float64).tobytes() for _, t in postings)),
         }
 
     def __contains__(self, term: object) -> bool:
@@ -161,8 +163,8 @@ def unpacked(state: dict[str, object], *names: str) -> tuple[Packed, list[object
         isinstance(terms, list)
         and all(isinstance(t, str) for t in terms)
         and isinstance(ends, bytes)
-        and isinstance(slots, bytes)
-        and isinstance(tfs, bytes)
+        and isinstance(slots, bytes | memoryview)
+        and isinstance(tfs, bytes | memoryview)
     ):
         raise TypeError("not a shard's postings")
     return Packed(terms, ends, slots, tfs), [state.get(name) for name in names]

@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
+from pickle import PickleBuffer
 
 import numpy as np
 
@@ -57,7 +58,7 @@ def encode(doc: LexicalDoc) -> bytes:
     return pickle.dumps(tuple(values), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def decode(data: bytes) -> LexicalDoc:
+def decode(data: bytes | memoryview) -> LexicalDoc:
     """The document :func:`encode` made ``data`` of (4.6 us; a document read is held only
     while it is among the ``READ`` read last, so shared values are not looked up)."""
     values = _Plain(io.BytesIO(data)).load()
@@ -70,7 +71,7 @@ def decode(data: bytes) -> LexicalDoc:
     return doc
 
 
-def _made(doc_id: str, data: bytes) -> LexicalDoc | None:
+def _made(doc_id: str, data: bytes | memoryview) -> LexicalDoc | None:
     """The document ``data`` holds; None (and said) if it is not one this code wrote: a
     saved shard's digest catches damage, so that is a file written by someone else."""
     try:
@@ -88,7 +89,7 @@ class HeldDocs:
     def __init__(self, read: int = READ) -> None:
         self._written: dict[str, LexicalDoc] = {}  # since the load
         self._at: dict[str, int] = {}  # loaded: id -> its number in the block
-        self._block = b""
+        self._block: bytes | memoryview = b""  # out of band: where the file was read
         self._ends = array("q")
         self._read: dict[str, LexicalDoc] = {}  # loaded ones made into objects, oldest first
         self._most = read
@@ -98,14 +99,14 @@ class HeldDocs:
         parts = [self._bytes(n) for n in self._at.values()]
         parts += [encode(doc) for doc in self._written.values()]
         ends = array("q", itertools.accumulate(len(p) for p in parts))
-        return {"ids": ids, "block": b"".join(parts), "ends": ends.tobytes()}
+        return {"ids": ids, "block": PickleBuffer(b"".join(parts)), "ends": ends.tobytes()}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         ids, block, ends = (state.get(k) for k in ("ids", "block", "ends"))
         if not (
             isinstance(ids, list)
             and all(isinstance(i, str) for i in ids)
-            and isinstance(block, bytes)
+            and isinstance(block, bytes | memoryview)
             and isinstance(ends, bytes)
         ):
             raise pickle.UnpicklingError("not a shard's documents")
@@ -122,7 +123,7 @@ class HeldDocs:
             raise ValueError("a shard's documents do not add up")
         self._block = block
 
-    def _bytes(self, n: int) -> bytes:
+    def _bytes(self, n: int) -> bytes | memoryview:
         return self._block[self._ends[n - 1] if n else 0 : self._ends[n]]
 
     def __len__(self) -> int:

@@ -1,13 +1,14 @@
 """A user's lexical shard on disk, so a start-up loads it instead of reading the store.
 
 One file per user (``<directory>/<uid>.shard``): a header (magic, format, the user's stamp the
-shard is level with, the field weights, the payload's length and CRC-32) and the
-shard as a pickle. A file is used only when all of it checks: the format is this code's (a
-digest of the modules that decide what a shard holds, so a change to tokenizing, stemming or
-the documents makes every file stale by itself), the weights are the index's, the digest
-matches and the stamp is the store's now (:mod:`kgmem.index.feed_outbox`). Anything else,
-a truncated or foreign file included, is a miss: the shard is rebuilt from the store, which
-is always right.
+shard is level with, the field weights, the payload's length and CRC-32) and the shard as a
+pickle (protocol 5) with its large arrays out of band after it, so a load makes them views
+of the bytes read instead of copies. A file is used only when all of it checks: the format
+is this code's (a digest of the modules that decide what a shard holds, so a change to
+tokenizing, stemming or the documents makes every file stale by itself), the weights are
+the index's, the digest matches and the stamp is the store's now
+(:mod:`kgmem.index.feed_outbox`). Anything else, a truncated or foreign file included, is a
+miss: the shard is rebuilt from the store, which is always right.
 
 The pickle is read by an unpickler that makes only the shard's own classes and the few
 standard types they hold, so a file put in the directory cannot run code. Files are written
@@ -42,8 +43,10 @@ __all__ = ["SavedShard", "Saver", "ShardFiles"]
 
 log = logging.getLogger("kgmem.index")
 
-_MAGIC = b"KGMLEX\x02\n"  # 2: the payload checked by CRC-32 (1: BLAKE2b)
+_MAGIC = b"KGMLEX\x03\n"  # 3: buffers out of band; 2: checked by CRC-32 (1: BLAKE2b)
 _HEAD = struct.Struct("<I")  # the header's length; the header is JSON
+_COUNT = struct.Struct("<I")  # the payload's out-of-band buffers
+_MOST_BUFFERS = 64
 _ALLOWED = {
     ("kgmem.index.lexical.shard", "Shard"),
     ("kgmem.index.lexical.shard", "Periods"),
@@ -111,8 +114,37 @@ class ShardFiles:
 
     @staticmethod
     def dump(held: Shard) -> bytes:
-        """``held`` as a payload (the caller keeps it from changing meanwhile)."""
-        return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
+        """``held`` as a payload (the caller keeps it from changing meanwhile): the number
+        of out-of-band buffers, their lengths and the pickle's, the pickle, the buffers."""
+        buffers: list[pickle.PickleBuffer] = []
+        data = pickle.dumps(held, protocol=5, buffer_callback=buffers.append)
+        raws = [buffer.raw() for buffer in buffers]
+        lengths = [raw.nbytes for raw in raws] + [len(data)]
+        head = _COUNT.pack(len(raws)) + struct.pack(f"<{len(lengths)}Q", *lengths)
+        return b"".join([head, data, *raws])
+
+    @staticmethod
+    def undump(payload: bytes) -> Shard:
+        """The shard :meth:`dump` made ``payload`` of; its large arrays are views of
+        ``payload`` (no copy)."""
+        (count,) = _COUNT.unpack_from(payload)
+        if count > _MOST_BUFFERS:
+            raise ValueError(f"{count} buffers")
+        lengths = struct.unpack_from(f"<{count + 1}Q", payload, _COUNT.size)
+        start = _COUNT.size + 8 * (count + 1)
+        if start + sum(lengths) != len(payload):
+            raise ValueError("the buffers do not add up")
+        view = memoryview(payload)
+        data = view[start : start + lengths[-1]]
+        buffers, at = [], start + lengths[-1]
+        for length in lengths[:-1]:
+            buffers.append(view[at : at + length])
+            at += length
+        with no_collections():
+            loaded = _Unpickler(io.BytesIO(data), buffers=buffers).load()
+        if not isinstance(loaded, Shard):
+            raise TypeError(f"a {type(loaded).__name__}, not a shard")
+        return loaded
 
     def write(
         self,
@@ -171,12 +203,11 @@ class ShardFiles:
             log.warning("the saved search index of %s is damaged: it is rebuilt", uid)
             return None
         try:
-            with no_collections():
-                loaded = _Unpickler(io.BytesIO(payload)).load()
+            loaded = self.undump(payload)
         except Exception as exc:  # a file this code did not write: rebuilt, never trusted
             log.warning("the saved search index of %s is unreadable (%s): rebuilt", uid, exc)
             return None
-        return loaded if isinstance(loaded, Shard) else None
+        return loaded
 
     def caught_up(
         self,
