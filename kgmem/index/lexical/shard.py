@@ -61,7 +61,10 @@ class Shard:
         self.note_paths: dict[str, str] = {}  # note path -> the doc id of its latest revision
         self.labels: dict[str, str] = {}
         self.chats = Conversations()
-        self.by_entity: dict[str, set[str]] = defaultdict(set)  # entity -> docs about it
+        # entity -> the docs about it; as loaded a tuple (untracked by the cyclic collector,
+        # where a set is walked at every full collection: 2,600 sets a 10k user), a set
+        # once changed
+        self.by_entity: dict[str, set[str] | tuple[str, ...]] = {}
         self._first: dict[str, dict[int, list[str]]] = {}  # entity -> n -> its first n docs
         self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
         self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
@@ -70,8 +73,7 @@ class Shard:
 
     def __getstate__(self) -> dict[str, object]:
         """What a saved shard holds (:mod:`kgmem.index.lexical.saved`): no caches, no vectors
-        (they belong to the embedding model loaded now); who is about what as flat lists (as
-        sets they were a quarter of a load's objects)."""
+        (they belong to the embedding model loaded now); who is about what as flat lists."""
         about = [(e, sorted(docs)) for e, docs in self.by_entity.items()]
         return {
             **self.__dict__,
@@ -97,10 +99,9 @@ class Shard:
         if len(stops) != len(entities) or (stops and stops[-1] != len(docs)):
             raise ValueError("a shard's entities do not add up")
         starts = itertools.chain((0,), stops)
-        self.by_entity = defaultdict(set)
-        self.by_entity.update(
-            (e, set(docs[a:b])) for e, a, b in zip(entities, starts, stops, strict=False)
-        )
+        self.by_entity = {
+            e: tuple(docs[a:b]) for e, a, b in zip(entities, starts, stops, strict=False)
+        }
 
     def embed_all(self, embedder: Embedder) -> None:
         """Give every document its vector (a saved shard has none)."""
@@ -124,7 +125,7 @@ class Shard:
             self.note_paths[doc.path] = doc.id
         self.chats.add(doc.chats, counts)
         for entity in doc.about:
-            self.by_entity[entity].add(doc.id)
+            self._about(entity).add(doc.id)
             self._first.pop(entity, None)
         if self.vectors is not None:
             self.vectors.add(doc.id, embed_text(doc.fields))
@@ -138,9 +139,10 @@ class Shard:
         counts = doc.terms(self.weights)
         self.chats.remove(doc.chats, counts)
         for entity in doc.about:
-            self.by_entity[entity].discard(doc.id)
+            about = self._about(entity)
+            about.discard(doc.id)
             self._first.pop(entity, None)
-            if not self.by_entity[entity]:
+            if not about:
                 del self.by_entity[entity]
         slot = self.slots.remove(doc_id)
         self.postings.remove(counts)
@@ -153,6 +155,13 @@ class Shard:
         if self.slots.dead > max(_DEAD, len(self.docs)):
             self.postings.compact(self.slots.compact())
         return doc
+
+    def _about(self, entity: str) -> set[str]:
+        """The docs about ``entity``, as a set to change."""
+        found = self.by_entity.get(entity)
+        if not isinstance(found, set):
+            found = self.by_entity[entity] = set(found or ())
+        return found
 
     def calibrate(self, force: bool = False) -> None:
         """Recompute length norms when the average length drifted by more than 10%."""
