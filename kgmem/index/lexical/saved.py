@@ -35,7 +35,7 @@ from rdflib import URIRef
 from kgmem.bulk import no_collections
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical import arrays, docs, held, read, shard
+from kgmem.index.lexical import arrays, chats, docs, held, read, shard
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import check_id
 
@@ -51,7 +51,7 @@ _ALLOWED = {
     ("kgmem.index.lexical.shard", "Shard"),
     ("kgmem.index.lexical.shard", "Periods"),
     ("kgmem.index.lexical.shard", "Timeline"),
-    ("kgmem.index.lexical.shard", "Conversations"),
+    ("kgmem.index.lexical.chats", "Conversations"),
     ("kgmem.index.lexical.arrays", "Slots"),
     ("kgmem.index.lexical.arrays", "Postings"),
     ("kgmem.index.lexical.held", "HeldDocs"),
@@ -77,7 +77,7 @@ def _checksum(payload: bytes) -> str:
 def _format() -> str:
     """A digest of the modules whose code decides what a saved shard holds."""
     digest = hashlib.blake2b(digest_size=16)
-    for module in (arrays, docs, held, read, shard):
+    for module in (arrays, chats, docs, held, read, shard):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 
