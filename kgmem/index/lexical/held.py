@@ -94,15 +94,14 @@ def _made(doc_id: str, data: bytes | memoryview) -> LexicalDoc | None:
 class HeldDocs:
     """Document id -> document. A document written here is held as the object; those loaded
     from a saved shard stay in one block of bytes (each document's end in ``_ends``), and
-    the ``read`` most recently read of them are kept as objects (see the module)."""
+    the ``READ`` most recently read of them are kept as objects (see the module)."""
 
-    def __init__(self, read: int = READ) -> None:
+    def __init__(self) -> None:
         self._written: dict[str, LexicalDoc] = {}  # since the load
         self._at: dict[str, int] = {}  # loaded: id -> its number in the block
         self._block: bytes | memoryview = b""  # out of band: where the file was read
         self._ends = array("q")
         self._read: dict[str, LexicalDoc] = {}  # loaded ones made into objects, oldest first
-        self._most = read
 
     def __getstate__(self) -> dict[str, object]:
         ids = [*self._at, *self._written]
@@ -120,7 +119,7 @@ class HeldDocs:
             and isinstance(ends, bytes)
         ):
             raise pickle.UnpicklingError("not a shard's documents")
-        self._written, self._read, self._most = {}, {}, READ
+        self._written, self._read = {}, {}
         self._ends = array("q")
         self._ends.frombytes(ends)
         self._at = dict(zip(ids, range(len(ids)), strict=True))
@@ -169,7 +168,7 @@ class HeldDocs:
             if found is None:
                 del self._at[doc_id]
                 return None
-            if len(self._read) >= self._most:
+            if len(self._read) >= READ:
                 del self._read[next(iter(self._read))]
         self._read[doc_id] = found  # the most recently read last
         return found
