@@ -72,7 +72,7 @@ def test_scores_equal_a_fresh_bm25_after_any_adds_and_removals(
     shard = Shard(FIELD_WEIGHTS)
     for i, (n, text) in enumerate(ops):  # None removes the document, text (re)writes it
         if i == saved_at:
-            shard = ShardFiles.undump(ShardFiles.dump(shard))
+            shard = ShardFiles.undump(*ShardFiles.dump(shard))
         if text is None:
             shard.remove(f"urn:d{n}")
         else:
@@ -98,7 +98,7 @@ def test_compaction_keeps_every_score_and_a_query_taken_before_it(saved: bool) -
     expected_before = reference(shard, ["marker7", "apple"])
     kept = {f"urn:d{n}" for n in range(1100) if n % 50 == 7}
     if saved:  # compacted from the packed postings a load keeps
-        shard = ShardFiles.undump(ShardFiles.dump(shard))
+        shard = ShardFiles.undump(*ShardFiles.dump(shard))
     for _ in range(2):  # every other document rewritten twice: 2,156 dead slots
         for n in range(1100):
             if f"urn:d{n}" not in kept:
@@ -223,7 +223,7 @@ def test_chat_scores_equal_a_fresh_bm25_over_whole_chats(
     shard = Shard(FIELD_WEIGHTS)
     for i, (n, text, chat) in enumerate(ops):
         if i == saved_at:
-            shard = ShardFiles.undump(ShardFiles.dump(shard))
+            shard = ShardFiles.undump(*ShardFiles.dump(shard))
         if text is None:
             shard.remove(f"urn:d{n}")
         else:
@@ -263,7 +263,7 @@ def test_a_loaded_shard_answers_as_the_one_built(
             shard.name(entity, entity.rsplit(":", 1)[-1])
     for i, (n, text, day, about) in enumerate(ops):
         if i in saved_at:
-            loaded = ShardFiles.undump(ShardFiles.dump(loaded))
+            loaded = ShardFiles.undump(*ShardFiles.dump(loaded))
         for shard in (built, loaded):
             if text is None:
                 shard.remove(f"urn:d{n}")
@@ -271,7 +271,7 @@ def test_a_loaded_shard_answers_as_the_one_built(
                 at = None if day is None else T0 + timedelta(days=day)  # ties: by id
                 shard.add(doc(n, text, occurred_at=at, about=tuple(sorted(set(about)))))
     if len(ops) in saved_at:
-        loaded = ShardFiles.undump(ShardFiles.dump(loaded))
+        loaded = ShardFiles.undump(*ShardFiles.dump(loaded))
     assert sorted(loaded.docs.ids()) == sorted(built.docs.ids())
     assert all(loaded.docs[i] == built.docs[i] for i in built.docs.ids())
     for start in range(-4, 4):

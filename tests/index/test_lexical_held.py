@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import pickle
+import zlib
 from array import array
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -98,24 +100,59 @@ def test_loaded_documents_read_are_kept_up_to_the_bound() -> None:
     assert other(1).id not in loaded._read and loaded[other(1).id] == other(1)  # made again
 
 
+def _state(parts: dict[str, bytes]) -> dict[str, object]:
+    return {
+        "ids": list(parts),
+        "block": b"".join(parts.values()),
+        "ends": array("q", itertools.accumulate(map(len, parts.values()))).tobytes(),
+        "crcs": array("I", map(zlib.crc32, parts.values())).tobytes(),
+    }
+
+
 def test_a_document_naming_a_class_is_left_out() -> None:
-    block = pickle.dumps(FULL) + encode(FULL)
-    ends = array("q", (len(pickle.dumps(FULL)), len(block))).tobytes()
     docs = HeldDocs()
-    docs.__setstate__({"ids": ["x", "y"], "block": block, "ends": ends})
+    docs.__setstate__(_state({"x": pickle.dumps(FULL), "y": encode(FULL)}))
     assert docs.get("x") is None and "x" not in docs  # it names LexicalDoc: refused
-    assert docs.get("y") == FULL
+    assert docs.get("y") == FULL and not docs.damaged  # not damage: a foreign document
+
+
+def test_a_document_whose_bytes_changed_is_never_made_and_says_so() -> None:
+    """Its CRC-32 (saved with the shard) no longer matches: not decoded, left out, and the
+    shard says it is damaged; a save keeps the CRC it was loaded with, so the damage is
+    found again after it, never written over with a new CRC."""
+    state = _state({"x": encode(FULL), "y": encode(other(1)), "z": encode(other(2))})
+    block = bytearray(state["block"])  # type: ignore[arg-type]
+    block[len(encode(FULL)) + 5] ^= 0x01  # one bit of y
+    docs = HeldDocs()
+    docs.__setstate__({**state, "block": bytes(block)})
+    saved = pickle.loads(pickle.dumps(docs, protocol=5))
+    assert docs.get("x") == FULL and not docs.damaged
+    assert docs.get("y") is None and docs.damaged and "y" not in docs
+    assert docs.get("z") == other(2)
+    assert saved.get("y") is None and saved.damaged and saved.get("x") == FULL
+
+
+def _crcs(n: int) -> bytes:
+    return array("I", range(n)).tobytes()
 
 
 @pytest.mark.parametrize(
     "state",
     [
         {"_held": {"x": b""}},  # the format before
-        {"ids": ["x"], "block": b"abc", "ends": array("q", (4,)).tobytes()},  # past the block
-        {"ids": ["x", "y"], "block": b"abc", "ends": array("q", (3,)).tobytes()},  # one end
-        {"ids": ["x", "x"], "block": b"abc", "ends": array("q", (1, 3)).tobytes()},  # twice
-        {"ids": ["x", "y"], "block": b"a", "ends": array("q", (2, 1)).tobytes()},  # back
-        {"ids": [1], "block": b"abc", "ends": array("q", (3,)).tobytes()},
+        {"ids": ["x"], "block": b"abc", "ends": array("q", (3,)).tobytes()},  # no CRCs
+        {"ids": ["x"], "block": b"abc", "ends": array("q", (3,)).tobytes(), "crcs": _crcs(2)},
+        {"ids": ["x"], "block": b"abc", "ends": array("q", (4,)).tobytes(), "crcs": _crcs(1)},
+        {"ids": ["x", "y"], "block": b"abc", "ends": array("q", (3,)).tobytes(), "crcs": _crcs(2)},
+        {
+            "ids": ["x", "x"],
+            "block": b"abc",
+            "ends": array("q", (1, 3)).tobytes(),
+            "crcs": _crcs(2),
+        },
+        {"ids": ["x", "y"], "block": b"a", "ends": array("q", (2, 1)).tobytes(), "crcs": _crcs(2)},
+        {"ids": [1], "block": b"abc", "ends": array("q", (3,)).tobytes(), "crcs": _crcs(1)},
+        {"ids": ["x"], "block": 3, "ends": array("q", (3,)).tobytes(), "crcs": _crcs(1)},
     ],
 )
 def test_documents_that_do_not_add_up_are_refused(state: dict[str, object]) -> None:

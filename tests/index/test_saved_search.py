@@ -11,6 +11,7 @@ import pickle
 import struct
 import threading
 import time
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,9 @@ from kgmem.config import Settings
 from kgmem.index import LexicalIndex
 from kgmem.index.feed_outbox import stamp_node
 from kgmem.index.lexical.docs import FIELD_WEIGHTS
+from kgmem.index.lexical.held import Block
 from kgmem.index.lexical.read import LexicalReader
-from kgmem.index.lexical.saved import ShardFiles
+from kgmem.index.lexical.saved import Dumped, ShardFiles
 from kgmem.store import Changeset, Quad, UserGraphs
 from kgmem.vocab import KGM
 from tests.index.wired import NOW, remember, settled, wired
@@ -124,9 +126,13 @@ def test_a_damaged_or_foreign_file_is_rebuilt_and_never_run(
     whole = files.path("alice").read_bytes()
     marker = tmp_path / "ran"
     evil = pickle.dumps(_Payload(f"touch {marker}"))
+    payload = whole.index(b"}", whole.index(b'"tail"')) + 1  # the payload after the header
     cases = {
         "truncated": whole[: len(whole) // 2],
-        "flipped": whole[:-10] + bytes(b ^ 0xFF for b in whole[-10:]),
+        "flipped": whole[: payload + 40]
+        + bytes(b ^ 0xFF for b in whole[payload + 40 : payload + 50])
+        + whole[payload + 50 :],
+        "a byte more": whole + b"\0",
         "empty": b"",
         "not ours": b"# my notes\n",
         "a pickle": evil,
@@ -144,7 +150,8 @@ def test_a_damaged_or_foreign_file_is_rebuilt_and_never_run(
         services = wired(settings)
         try:
             if damaged is None:
-                files.write("alice", signed[name], services.feed.stamp("alice"), _weights(), 1)
+                stamp = services.feed.stamp("alice")
+                files.write("alice", Dumped(signed[name]), stamp, _weights(), 1)
                 assert files.header("alice", _weights()) is not None  # it passes every check
             else:
                 files.path("alice").write_bytes(damaged)
@@ -172,8 +179,7 @@ def test_a_saved_document_that_would_run_code_is_never_run(
         state = shard.docs.__getstate__()
         ids, block, ends = state["ids"], state["block"], state["ends"]
         assert isinstance(ids, list) and isinstance(ends, bytes)
-        assert isinstance(block, pickle.PickleBuffer)  # out of band in the file
-        block = bytes(block.raw())
+        assert isinstance(block, Block)  # in the file's tail
         stops = array("q", ends)
         held = {i: block[stops[n - 1] if n else 0 : stops[n]] for n, i in enumerate(ids)}
         held[globex] = pickle.dumps(_Payload(f"touch {marker}"))
@@ -182,6 +188,7 @@ def test_a_saved_document_that_would_run_code_is_never_run(
                 "ids": list(held),
                 "block": b"".join(held.values()),
                 "ends": array("q", itertools.accumulate(map(len, held.values()))).tobytes(),
+                "crcs": array("I", map(zlib.crc32, held.values())).tobytes(),  # they pass
             }
         )
         payload = files.dump(shard)
@@ -196,6 +203,38 @@ def test_a_saved_document_that_would_run_code_is_never_run(
     finally:
         services.close()
     assert not marker.exists()
+
+
+def test_a_document_damaged_in_the_file_is_left_out_and_its_user_rebuilt(
+    settings: Settings,
+) -> None:
+    """A load leaves the documents in the file and checks each one's CRC-32 when a search
+    reads it: a document whose bytes changed on disk after the load passed is never made,
+    the search answers without it, and the user is rebuilt from the store behind (the file
+    deleted at once), after which it is found again."""
+    acme, globex = _seed(settings)
+    files = ShardFiles(settings.search_dir)
+    whole = bytearray(files.path("alice").read_bytes())
+    services = wired(settings)
+    try:
+        assert services.lexical.open("alice") and services.lexical.origin("alice") == "saved"
+        # the tail is the documents' block, in the order they were saved: every byte of it
+        # flipped (the file, opened by the load, is changed in place)
+        shard = services.lexical._shards["alice"]
+        tail = sum(len(shard.docs._bytes(n)) for n in range(len(shard.docs)))
+        with files.path("alice").open("r+b") as fh:
+            fh.seek(len(whole) - tail)
+            fh.write(bytes(b ^ 0xFF for b in whole[-tail:]))
+        assert globex not in _ids(services, "Globex")  # left out, never made
+        assert services.lexical.origin("alice") in ("stale", "store")
+        assert not files.path("alice").exists() or files.path("alice").read_bytes() != whole
+        deadline = time.monotonic() + 30
+        while services.lexical.origin("alice") != "store" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert services.lexical.origin("alice") == "store"
+        assert _ids(services, "Globex")[0] == globex and _ids(services, "Acme")[0] == acme
+    finally:
+        services.close()
 
 
 def test_a_forget_leaves_no_copy_of_the_memory_in_the_saved_index(settings: Settings) -> None:

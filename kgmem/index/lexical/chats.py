@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from kgmem.index.lexical.arrays import Floats, Ints, Packed, unpacked
+from kgmem.index.lexical.arrays import Counted, Floats, Packed, Slotted, unpacked
 
 __all__ = ["Conversations"]
 
@@ -32,7 +32,7 @@ class Conversations:
         self._total = 0
         self._slot: dict[str, int] = {}  # chat -> slot (a chat keeps its slot once seen)
         self._chats: list[str] = []
-        self._arrays: dict[str, tuple[Ints, Floats]] = {}
+        self._arrays: dict[str, tuple[Slotted, Counted]] = {}
         self._norms: Floats | None = None
         self._packed = Packed()  # as loaded
 
@@ -114,7 +114,7 @@ class Conversations:
         values = (acc[found] / acc[found].max()).tolist()
         return {self._chats[s]: v for s, v in zip(found.tolist(), values, strict=True)}
 
-    def _postings(self, term: str) -> tuple[Ints, Floats]:
+    def _postings(self, term: str) -> tuple[Slotted, Counted]:
         if term not in self._arrays:
             found = self._packed.get(term)
             if found is None:

@@ -8,6 +8,12 @@ one's end, so loading a user makes a few objects instead of ten thousand (measur
 bytes objects, 8 ms of ~25). The documents read most recently (a search ranks a few
 hundred, and a user's next searches mostly the same ones) are kept as objects, up to
 ``READ`` per user: a user searched for months holds no more than one just loaded.
+
+A saved shard keeps the block in its file, after the rest (:mod:`kgmem.index.lexical.saved`),
+and a load leaves it there: a document is read from the file when it is first made (one
+``pread``; the page cache, not the server, holds the rest). Each document's CRC-32 is saved
+with the shard and checked when it is read: a document whose bytes changed is left out, and
+the shard says it is ``damaged`` (its user is rebuilt from the store).
 """
 
 from __future__ import annotations
@@ -16,17 +22,20 @@ import io
 import itertools
 import logging
 import pickle
+import zlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
-from pickle import PickleBuffer
+from typing import Protocol
 
 import numpy as np
 
+from kgmem.index.lexical.arrays import strings
 from kgmem.index.lexical.docs import LexicalDoc
+from kgmem.index.lexical.region import Region
 
-__all__ = ["READ", "HeldDocs", "decode", "encode"]
+__all__ = ["READ", "Block", "HeldDocs", "Sliced", "decode", "encode"]
 
 log = logging.getLogger("kgmem.index")
 
@@ -46,6 +55,22 @@ _MOST_SHARED = 100_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 READ = 1024  # loaded documents kept as objects once read, per user (~1.2 KB each)
+
+
+class Sliced(Protocol):
+    """Bytes read by slice: in memory, or where they lie in a file."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, at: slice, /) -> bytes | memoryview: ...
+
+
+class Block(bytes):
+    """A shard's documents as saved: a plain pickle makes bytes of it again; a saved
+    shard's file puts it after the rest (:mod:`kgmem.index.lexical.saved`)."""
+
+    def __reduce__(self) -> tuple[type[bytes], tuple[bytes]]:
+        return bytes, (bytes(self),)
 
 
 class _Plain(pickle.Unpickler):
@@ -81,51 +106,55 @@ def decode(data: bytes | memoryview) -> LexicalDoc:
     return doc
 
 
-def _made(doc_id: str, data: bytes | memoryview) -> LexicalDoc | None:
-    """The document ``data`` holds; None (and said) if it is not one this code wrote: a
-    saved shard's digest catches damage, so that is a file written by someone else."""
-    try:
-        return decode(data)
-    except (pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
-        log.error("a saved search document (%s) is not one kgmem wrote: %s", doc_id, exc)
-        return None
-
-
 class HeldDocs:
     """Document id -> document. A document written here is held as the object; those loaded
-    from a saved shard stay in one block of bytes (each document's end in ``_ends``), and
-    the ``READ`` most recently read of them are kept as objects (see the module)."""
+    from a saved shard stay in one block of bytes (each document's end in ``_ends``, its
+    CRC-32 in ``_crcs``), and the ``READ`` most recently read of them are kept as objects
+    (see the module). ``damaged``: a loaded document's bytes did not match its CRC."""
 
     def __init__(self) -> None:
         self._written: dict[str, LexicalDoc] = {}  # since the load
         self._at: dict[str, int] = {}  # loaded: id -> its number in the block
-        self._block: bytes | memoryview = b""  # out of band: where the file was read
+        self._block: Sliced = b""  # where the file lies, or bytes
         self._ends = array("q")
+        self._crcs = array("I")
         self._read: dict[str, LexicalDoc] = {}  # loaded ones made into objects, oldest first
+        self.damaged = False
 
     def __getstate__(self) -> dict[str, object]:
         ids = [*self._at, *self._written]
-        parts = [self._bytes(n) for n in self._at.values()]
-        parts += [encode(doc) for doc in self._written.values()]
-        ends = array("q", itertools.accumulate(len(p) for p in parts))
-        return {"ids": ids, "block": PickleBuffer(b"".join(parts)), "ends": ends.tobytes()}
+        whole = self._block[0 : len(self._block)]  # one read, not one per document
+        ends = self._ends
+        parts = [whole[ends[n - 1] if n else 0 : ends[n]] for n in self._at.values()]
+        crcs = array("I", (self._crcs[n] for n in self._at.values()))  # damage stays seen
+        written = [encode(doc) for doc in self._written.values()]
+        crcs.extend(zlib.crc32(part) for part in written)
+        parts += written
+        return {
+            "ids": ids,
+            "block": Block(b"".join(parts)),
+            "ends": array("q", itertools.accumulate(len(p) for p in parts)).tobytes(),
+            "crcs": crcs.tobytes(),
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        ids, block, ends = (state.get(k) for k in ("ids", "block", "ends"))
+        ids, block, ends, crcs = (state.get(k) for k in ("ids", "block", "ends", "crcs"))
         if not (
             isinstance(ids, list)
-            and all(isinstance(i, str) for i in ids)
-            and isinstance(block, bytes | memoryview)
+            and strings(ids)
+            and isinstance(block, bytes | memoryview | Region)
             and isinstance(ends, bytes)
+            and isinstance(crcs, bytes)
         ):
             raise pickle.UnpicklingError("not a shard's documents")
-        self._written, self._read = {}, {}
-        self._ends = array("q")
+        self._written, self._read, self.damaged = {}, {}, False
+        self._ends, self._crcs = array("q"), array("I")
         self._ends.frombytes(ends)
+        self._crcs.frombytes(crcs)
         self._at = dict(zip(ids, range(len(ids)), strict=True))
         stops = np.frombuffer(ends, dtype=np.int64)
         if not (
-            len(self._at) == len(ids) == len(stops)
+            len(self._at) == len(ids) == len(stops) == len(self._crcs)
             and (not len(stops) or stops[-1] == len(block))
             and bool(np.all(np.diff(stops, prepend=0) >= 0))
         ):
@@ -164,7 +193,7 @@ class HeldDocs:
             n = self._at.get(doc_id)
             if n is None:
                 return None
-            found = _made(doc_id, self._bytes(n))
+            found = self._made(doc_id, n)
             if found is None:
                 del self._at[doc_id]
                 return None
@@ -172,6 +201,21 @@ class HeldDocs:
                 del self._read[next(iter(self._read))]
         self._read[doc_id] = found  # the most recently read last
         return found
+
+    def _made(self, doc_id: str, n: int) -> LexicalDoc | None:
+        """Loaded document ``n`` made into an object; None (and said) if its bytes changed
+        since the save (``damaged``) or are not a document this code wrote (a saved
+        shard's digests catch damage, so that is a file written by someone else)."""
+        data = self._bytes(n)
+        if zlib.crc32(data) != self._crcs[n]:
+            log.error("a saved search document (%s) is damaged", doc_id)
+            self.damaged = True
+            return None
+        try:
+            return decode(data)
+        except (pickle.UnpicklingError, ValueError, TypeError, EOFError) as exc:
+            log.error("a saved search document (%s) is not one kgmem wrote: %s", doc_id, exc)
+            return None
 
     def pop(self, doc_id: str) -> LexicalDoc | None:
         found = self._written.pop(doc_id, None)

@@ -185,18 +185,18 @@ class LexicalIndex:
             self._evict(keep=uid)
             return len(shard.docs)
 
-    def _renew(self, uid: str, was: int | None) -> None:
+    def _renew(self, uid: str, was: int | None, *, damaged: bool = False) -> None:
         """Bring ``uid``'s stale shard (saved at stamp ``was``) level in a thread of its own
         (the lock is held): the documents the digests say changed are read again, or, when
-        they cannot say, the shard is rebuilt; the stale one answers meanwhile and takes
-        every refresh, as the new one will."""
+        they cannot say (or a saved document was ``damaged``), the shard is rebuilt; the
+        stale one answers meanwhile and takes every refresh, as the new one will."""
         self._renewing.add(uid)
         self._level.pop(uid, None)
         self._origins[uid] = "stale"
 
         def run() -> None:
             try:
-                if not self._caught_up(uid, was):
+                if damaged or not self._caught_up(uid, was):
                     self._open(uid, saved=False)
             except Exception:  # searched stale until the next start rebuilds it
                 log.exception("rebuilding the search index of %s failed", uid)
@@ -436,6 +436,10 @@ class LexicalIndex:
                 shard = self._shards.get(uid)
                 if shard is not None:
                     self._shards.move_to_end(uid)
+                    if shard.docs.damaged and uid not in self._renewing:
+                        log.error("the saved search index of %s is damaged: rebuilt", uid)
+                        self._stale(uid)
+                        self._renew(uid, None, damaged=True)
                     return shard
             self._open(uid, saved=True)
 

@@ -1,14 +1,18 @@
 """A user's lexical shard on disk, so a start-up loads it instead of reading the store.
 
 One file per user (``<directory>/<uid>.shard``): a header (magic, format, the user's stamp the
-shard is level with, the field weights, the payload's length and CRC-32) and the shard as a
-pickle (protocol 5) with its large arrays out of band after it, so a load makes them views
-of the bytes read instead of copies. A file is used only when all of it checks: the format
-is this code's (a digest of the modules that decide what a shard holds, so a change to
-tokenizing, stemming or the documents makes every file stale by itself), the weights are
-the index's, the digest matches and the stamp is the store's now
-(:mod:`kgmem.index.feed_outbox`). Anything else, a truncated or foreign file included, is a
-miss: the shard is rebuilt from the store, which is always right.
+shard is level with, the field weights, the payload's length and CRC-32, the tail's length),
+the payload: the shard as a pickle (protocol 5) with its large arrays out of band after it,
+so a load makes them views of the bytes read instead of copies; and the tail: the documents'
+block (:class:`~kgmem.index.lexical.held.Block`), which a load leaves in the file and reads
+a document at a time, each checked by its own CRC-32 (in the payload). A file is used only
+when all of it checks: the format is this code's (a digest of the modules that decide what a
+shard holds, so a change to tokenizing, stemming or the documents makes every file stale by
+itself), the weights are the index's, the payload's digest matches, the file's length is
+the header's and the stamp is the store's now (:mod:`kgmem.index.feed_outbox`). Anything
+else, a truncated or foreign file included, is a miss: the shard is rebuilt from the store,
+which is always right. A document damaged in the tail is found when it is read: the shard
+is rebuilt then (:class:`~kgmem.index.lexical.held.HeldDocs`).
 
 The pickle is read by an unpickler that makes only the shard's own classes and the few
 standard types they hold, so a file put in the directory cannot run code. Files are written
@@ -29,21 +33,24 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from rdflib import URIRef
 
 from kgmem.bulk import no_collections
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical import arrays, chats, docs, held, read, shard
+from kgmem.index.lexical import arrays, chats, docs, held, read, region, shard
+from kgmem.index.lexical.held import Block
+from kgmem.index.lexical.region import Opened, Region
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import check_id
 
-__all__ = ["SavedShard", "Saver", "ShardFiles"]
+__all__ = ["Dumped", "SavedShard", "Saver", "ShardFiles"]
 
 log = logging.getLogger("kgmem.index")
 
-_MAGIC = b"KGMLEX\x03\n"  # 3: buffers out of band; 2: checked by CRC-32 (1: BLAKE2b)
+_MAGIC = b"KGMLEX\x04\n"  # 4: documents in a tail; 3: buffers out of band; 2: CRC-32
 _HEAD = struct.Struct("<I")  # the header's length; the header is JSON
 _COUNT = struct.Struct("<I")  # the payload's out-of-band buffers
 _MOST_BUFFERS = 64
@@ -77,7 +84,7 @@ def _checksum(payload: bytes) -> str:
 def _format() -> str:
     """A digest of the modules whose code decides what a saved shard holds."""
     digest = hashlib.blake2b(digest_size=16)
-    for module in (arrays, chats, docs, held, read, shard):
+    for module in (arrays, chats, docs, held, read, region, shard):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 
@@ -85,11 +92,47 @@ def _format() -> str:
 _FORMAT = _format()
 
 
+class _Pickler(pickle.Pickler):
+    """Puts each :class:`Block` in the tail, as ("tail", where, length) in the pickle."""
+
+    def __init__(self, file: io.BytesIO, buffers: list[pickle.PickleBuffer]) -> None:
+        super().__init__(file, protocol=5, buffer_callback=buffers.append)
+        self.tail: list[bytes] = []
+        self._at = 0
+
+    def persistent_id(self, obj: object) -> tuple[str, int, int] | None:
+        if type(obj) is not Block:
+            return None
+        self.tail.append(obj)
+        self._at += len(obj)
+        return ("tail", self._at - len(obj), len(obj))
+
+
 class _Unpickler(pickle.Unpickler):
+    def __init__(self, file: io.BytesIO, buffers: list[memoryview], tail: bytes | Region) -> None:
+        super().__init__(file, buffers=buffers)
+        self._tail = tail
+
     def find_class(self, module: str, name: str) -> object:
         if (module, name) not in _ALLOWED:
             raise pickle.UnpicklingError(f"{module}.{name} is not part of a saved shard")
         return super().find_class(module, name)
+
+    def persistent_load(self, pid: object) -> object:
+        match pid:
+            case ("tail", int() as at, int() as length) if min(
+                at, length
+            ) >= 0 and at + length <= len(self._tail):
+                tail = self._tail
+                return tail.part(at, length) if isinstance(tail, Region) else tail[at : at + length]
+        raise pickle.UnpicklingError("not a part of the file's tail")
+
+
+class Dumped(NamedTuple):
+    """A shard as :meth:`ShardFiles.dump` makes it: the payload, and the tail after it."""
+
+    payload: bytes
+    tail: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -101,6 +144,7 @@ class SavedShard:
     documents: int
     size: int
     digest: str
+    tail: int
 
 
 class ShardFiles:
@@ -113,20 +157,24 @@ class ShardFiles:
         return self.directory / f"{check_id(uid, 'user id')}.shard"
 
     @staticmethod
-    def dump(held: Shard) -> bytes:
+    def dump(held: Shard) -> Dumped:
         """``held`` as a payload (the caller keeps it from changing meanwhile): the number
-        of out-of-band buffers, their lengths and the pickle's, the pickle, the buffers."""
+        of out-of-band buffers, their lengths and the pickle's, the pickle, the buffers;
+        and the tail: the documents' block."""
         buffers: list[pickle.PickleBuffer] = []
-        data = pickle.dumps(held, protocol=5, buffer_callback=buffers.append)
+        out = io.BytesIO()
+        pickler = _Pickler(out, buffers)
+        pickler.dump(held)
+        data = out.getvalue()
         raws = [buffer.raw() for buffer in buffers]
         lengths = [raw.nbytes for raw in raws] + [len(data)]
         head = _COUNT.pack(len(raws)) + struct.pack(f"<{len(lengths)}Q", *lengths)
-        return b"".join([head, data, *raws])
+        return Dumped(b"".join([head, data, *raws]), b"".join(pickler.tail))
 
     @staticmethod
-    def undump(payload: bytes) -> Shard:
-        """The shard :meth:`dump` made ``payload`` of; its large arrays are views of
-        ``payload`` (no copy)."""
+    def undump(payload: bytes, tail: bytes | Region = b"") -> Shard:
+        """The shard :meth:`dump` made ``payload`` and ``tail`` of; its large arrays are
+        views of ``payload`` (no copy), its documents are read from ``tail``."""
         (count,) = _COUNT.unpack_from(payload)
         if count > _MOST_BUFFERS:
             raise ValueError(f"{count} buffers")
@@ -141,7 +189,7 @@ class ShardFiles:
             buffers.append(view[at : at + length])
             at += length
         with no_collections():
-            loaded = _Unpickler(io.BytesIO(data), buffers=buffers).load()
+            loaded = _Unpickler(io.BytesIO(data), buffers, tail).load()
         if not isinstance(loaded, Shard):
             raise TypeError(f"a {type(loaded).__name__}, not a shard")
         return loaded
@@ -149,13 +197,14 @@ class ShardFiles:
     def write(
         self,
         uid: str,
-        payload: bytes,
+        dumped: Dumped,
         stamp: int | None,
         weights: Mapping[str, int],
         documents: int,
     ) -> int:
-        """Write ``payload`` (:meth:`dump`) as ``uid``'s shard, level with ``stamp``;
+        """Write ``dumped`` (:meth:`dump`) as ``uid``'s shard, level with ``stamp``;
         returns the bytes written."""
+        payload, tail = dumped
         header = json.dumps(
             {
                 "format": _FORMAT,
@@ -164,6 +213,7 @@ class ShardFiles:
                 "documents": documents,
                 "size": len(payload),
                 "digest": _checksum(payload),
+                "tail": len(tail),
             }
         ).encode()
         target = self.path(uid)
@@ -173,12 +223,13 @@ class ShardFiles:
             with temporary.open("wb") as fh:
                 fh.write(_MAGIC + _HEAD.pack(len(header)) + header)
                 fh.write(payload)
+                fh.write(tail)
                 fh.flush()
                 os.fsync(fh.fileno())
             temporary.replace(target)
         finally:
             temporary.unlink(missing_ok=True)
-        return len(payload)
+        return len(payload) + len(tail)
 
     def header(self, uid: str, weights: Mapping[str, int]) -> SavedShard | None:
         """The header of ``uid``'s file, if there is one this code can use."""
@@ -189,21 +240,25 @@ class ShardFiles:
             return None
 
     def load(self, uid: str, stamp: int | None, weights: Mapping[str, int]) -> Shard | None:
-        """``uid``'s saved shard if it is level with ``stamp`` and whole, else None."""
+        """``uid``'s saved shard if it is level with ``stamp`` and whole, else None; its
+        documents are read from the file (kept open) when a search first needs them."""
         path = self.path(uid)
         try:
             with path.open("rb") as fh:
                 head = self._head(fh, weights)
                 if head is None or head.stamp != stamp:
                     return None
-                payload = fh.read(head.size + 1)
+                payload = fh.read(head.size)
+                start = fh.tell()
+                whole = os.fstat(fh.fileno()).st_size == start + head.tail
+                opened = Opened(os.dup(fh.fileno()))
         except OSError:
             return None
-        if len(payload) != head.size or _checksum(payload) != head.digest:
+        if not whole or len(payload) != head.size or _checksum(payload) != head.digest:
             log.warning("the saved search index of %s is damaged: it is rebuilt", uid)
             return None
         try:
-            loaded = self.undump(payload)
+            loaded = self.undump(payload, Region(opened, start, head.tail))
         except Exception as exc:  # a file this code did not write: rebuilt, never trusted
             log.warning("the saved search index of %s is unreadable (%s): rebuilt", uid, exc)
             return None
@@ -276,12 +331,14 @@ class ShardFiles:
         if head.get("weights") != dict(sorted(weights.items())):
             return None
         stamp, size, documents = head.get("stamp"), head.get("size"), head.get("documents")
-        digest = head.get("digest")
+        digest, tail = head.get("digest"), head.get("tail")
         if not (stamp is None or isinstance(stamp, int)) or not isinstance(size, int):
             return None
         if not isinstance(documents, int) or not isinstance(digest, str):
             return None
-        return SavedShard(stamp, documents, size, digest)
+        if not isinstance(tail, int) or size < 0 or tail < 0:
+            return None
+        return SavedShard(stamp, documents, size, digest, tail)
 
 
 class Saver:

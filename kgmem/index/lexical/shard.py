@@ -27,6 +27,7 @@ from kgmem.index.lexical.arrays import (
     Slots,
     bm25,
     length_norms,
+    strings,
 )
 from kgmem.index.lexical.chats import Conversations
 from kgmem.index.lexical.docs import LexicalDoc, analyze
@@ -242,7 +243,7 @@ class Timeline:
                 raise TypeError("not a shard's timeline")
         at = array("q")
         at.frombytes(moments)
-        if len(at) != len(ids) or not all(isinstance(i, str) for i in ids):
+        if len(at) != len(ids) or not strings(ids):
             raise ValueError("a shard's timeline does not add up")
         self.moments, self.ids = at.tolist(), ids
 

@@ -1,0 +1,67 @@
+"""A loaded shard's documents stay in its file, read where they lie when a search needs them."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import pytest
+
+from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc, pack
+from kgmem.index.lexical.region import Opened, Region
+from kgmem.index.lexical.saved import ShardFiles
+from kgmem.index.lexical.shard import Shard
+
+WEIGHTS = dict(FIELD_WEIGHTS)
+
+
+def doc(n: int, text: str) -> LexicalDoc:
+    return LexicalDoc(f"urn:d{n}", "memory", text, "urn:g", pack((("title", text),)))
+
+
+def shard(texts: list[str]) -> Shard:
+    made = Shard(WEIGHTS)
+    for n, text in enumerate(texts):
+        made.add(doc(n, text))
+    made.calibrate(force=True)
+    return made
+
+
+def open_files() -> int:
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+
+
+def test_a_loaded_shard_reads_its_documents_from_the_file_it_was_loaded_from(
+    tmp_path: Path,
+) -> None:
+    """The documents are not in memory after a load; a save that replaces the file (by a
+    rename) leaves the loaded shard reading the file it was loaded from; the file is closed
+    when the shard is let go."""
+    files = ShardFiles(tmp_path)
+    first = [f"harbor lantern number {n}" for n in range(300)]
+    files.write("alice", files.dump(shard(first)), 1, WEIGHTS, len(first))
+    before = open_files()
+    loaded = files.load("alice", 1, WEIGHTS)
+    assert loaded is not None and isinstance(loaded.docs._block, Region)
+    assert open_files() == before + 1
+    files.write("alice", files.dump(shard(["meadow violin"] * 300)), 2, WEIGHTS, 300)
+    assert [loaded.docs[f"urn:d{n}"].title for n in range(300)] == first
+    assert not loaded.docs.damaged
+    again = files.load("alice", 2, WEIGHTS)
+    assert again is not None and again.docs["urn:d7"].title == "meadow violin"
+    del loaded, again
+    gc.collect()
+    assert open_files() == before
+
+
+def test_a_region_reads_only_inside_itself(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789")
+    region = Region(Opened(os.open(path, os.O_RDONLY)), 2, 6)
+    assert len(region) == 6 and region[0:6] == b"234567" and region[4:100] == b"67"
+    assert region[5:2] == b"" and region.part(1, 3)[0:3] == b"345"
+    with pytest.raises(ValueError):
+        region.part(4, 3)
+    with pytest.raises(ValueError):
+        region[0:6:2]
