@@ -72,15 +72,18 @@ class SearchFilters:
         """Whether the time window holds nothing (its end is not after its start)."""
         return self.start is not None and self.end is not None and self.start >= self.end
 
-    def accepts(self, doc: LexicalDoc) -> bool:
+    def admits(self, form: tuple[str, str | None, str | None]) -> bool:
+        """Whether a document of this form (kind, memory kind, status) may be a result:
+        what :meth:`accepts` asks first, answerable from the search index's columns."""
+        kind, memory_kind, status = form
         if self.empty:
             return False
-        if doc.kind == "memory":
-            if doc.memory_kind not in self.memory_kinds or doc.status not in self.statuses:
-                return False
-        elif not (self.pages if doc.kind == "page" else self.notes) or (
-            "active" not in self.statuses
-        ):
+        if kind == "memory":
+            return memory_kind in self.memory_kinds and status in self.statuses
+        return (self.pages if kind == "page" else self.notes) and "active" in self.statuses
+
+    def accepts(self, doc: LexicalDoc) -> bool:
+        if not self.admits((doc.kind, doc.memory_kind, doc.status)):
             return False
         if self.tags and not self.tags <= {t.casefold() for t in doc.tags}:
             return False

@@ -258,8 +258,10 @@ class MemorySearch:
         for entity in sorted(query.related):  # what the query's entities are linked to
             for doc_id in self._index.about(uid, entity, first=_NEAR):
                 scores.setdefault(doc_id, floor)
-        if filters.entities is not None:  # the walk reads only documents it can accept
+        # the walk reads only documents it can accept: of the entity, the kinds, the statuses
+        if filters.entities is not None:
             scores.only(d for e in filters.entities for d in self._index.about(uid, e))
+        scores.keep(filters.admits)
         hits: list[SearchHit] = []
         stale: list[str] = []
         for score, doc in self._rank(uid, scores, query, filters, cue, k, now):

@@ -129,6 +129,38 @@ def test_scores_kept_for_some_documents_only() -> None:
     )
 
 
+@pytest.mark.parametrize("saved", [False, True], ids=["built", "loaded"])
+def test_scores_kept_for_the_forms_a_filter_admits(saved: bool) -> None:
+    """Each slot's form code follows it through rewrites, removals, a compaction and a
+    save: the scores kept are exactly those of the documents whose form is admitted."""
+    shard = Shard(FIELD_WEIGHTS)
+    kinds = ("episodic", "semantic", "procedural")
+    statuses = ("active", "archived")
+
+    def form(n: int, round: int) -> dict[str, object]:
+        return {"memory_kind": kinds[(n + round) % 3], "status": statuses[(n * round) % 2]}
+
+    for round in range(1, 4):  # every document rewritten: 2,400 dead slots, renumbered
+        for n in range(1200):
+            shard.add(doc(n, f"apple {WORDS[n % 8]}", **form(n, round)))
+        if round == 2 and saved:
+            shard = ShardFiles.undump(*ShardFiles.dump(shard))
+    shard.remove("urn:d4")
+    assert len(shard.slots.ids) < 3600  # compacted on the way
+    shard.add(LexicalDoc("urn:page", "page", "apple", "urn:g", pack((("title", "apple"),))))
+    scores = shard.score(["appl"])  # "apple", analyzed
+    expected = dict(scores.items())
+    assert len(expected) == 1200
+    scores.keep(lambda f: f == ("memory", "semantic", "active") or f[0] == "page")
+    docs = {d.id: d for d in shard.docs.values()}
+    assert dict(scores.items()) == {
+        k: v
+        for k, v in expected.items()
+        if docs[k].kind == "page" or (docs[k].memory_kind, docs[k].status) == ("semantic", "active")
+    }
+    assert 150 < len(scores) < 250
+
+
 def test_a_large_result_is_walked_by_chunks_in_exact_order() -> None:
     shard = Shard(FIELD_WEIGHTS)
     for n in range(1500):  # many equal scores across chunk boundaries

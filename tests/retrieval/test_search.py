@@ -146,6 +146,41 @@ def test_an_entity_filter_reads_only_the_entitys_documents(
     assert len(search.memory_search("alice", "acme")) == 8 and len(read) > 8
 
 
+def test_kind_and_status_filters_read_only_the_documents_they_admit(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many documents match the words and few are of the kind asked, or active: the walk
+    reads only those (a kind filter read 1,249 documents to reject them at 100k)."""
+    index = LexicalIndex(world.store, QUERIES)
+    search = searcher(world, index)
+    how = remember(
+        world, "Acme expense report", "how to file the acme expense report", kind="procedural"
+    )
+    facts = [
+        remember(world, f"Acme rumour {n}", f"people say acme acme is hiring {n}")
+        for n in range(30)
+    ]
+    for fact in facts[:20]:
+        world.lifecycle.archive("alice", fact)
+    index.refresh("alice", facts)
+    read: list[str] = []
+    doc = index.doc
+
+    def counted(uid: str, doc_id: str) -> object:
+        read.append(doc_id)
+        return doc(uid, doc_id)
+
+    monkeypatch.setattr(index, "doc", counted)
+    assert ids(search.memory_search("alice", "acme", kinds=["procedural"])) == [str(how)]
+    assert set(read) == {str(how)}
+    read.clear()
+    active = ids(search.memory_search("alice", "acme", k=20))
+    assert set(active) == {str(how), *map(str, facts[20:])} and set(read) == set(active)
+    read.clear()
+    archived = search.memory_search("alice", "acme rumour", k=30, statuses=["archived"])
+    assert set(ids(archived)) == set(map(str, facts[:20])) and set(read) == set(ids(archived))
+
+
 def test_time_range_filter(world: World) -> None:
     index = LexicalIndex(world.store, QUERIES)
     search = searcher(world, index)

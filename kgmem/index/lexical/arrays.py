@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pickle import PickleBuffer
 from typing import Any
 
@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 __all__ = [
     "Counted",
     "Floats",
+    "Form",
     "Ints",
     "Packed",
     "Postings",
@@ -44,6 +45,8 @@ _K1, _B = 1.2, 0.75
 _COMMON = 500  # a term in more docs than this and in over half of them only re-scores
 _CHUNK = 512  # candidates sorted at a time when walking scores in descending order
 
+_ANY_FORM = 255  # the code of a slot whose form has none of its own: always walked
+Form = tuple[str, str | None, str | None]  # a document's kind, memory kind and status
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 Slotted = NDArray[np.integer[Any]]  # a term's slots: int64 as built, int32 as loaded
@@ -59,12 +62,18 @@ def strings(values: Iterable[object]) -> bool:
 
 
 class Slots:
-    """Document ids to dense slots, with each slot's length and whether it is live."""
+    """Document ids to dense slots, with each slot's length, whether it is live, and its
+    document's form (kind, memory kind, status) as a code: a filter on those is applied
+    to a query's scores before the walk (:meth:`Scores.keep`), instead of reading each
+    document it refuses."""
 
     def __init__(self) -> None:
         self.of: dict[str, int] = {}
         self.ids: list[str | None] = []
         self.lengths = array("d")
+        self.forms: list[Form] = []  # code -> form
+        self.form = bytearray()  # slot -> its form's code (_ANY_FORM: none of its own)
+        self._codes: dict[Form, int] = {}
         self._alive = bytearray()
         self._version = 0
         self._cached: tuple[int, NDArray[np.bool_]] | None = None
@@ -72,10 +81,15 @@ class Slots:
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_cached": None}
 
-    def add(self, doc_id: str, length: int) -> int:
+    def add(self, doc_id: str, length: int, form: Form) -> int:
         slot = self.of[doc_id] = len(self.ids)
         self.ids.append(doc_id)
         self.lengths.append(float(length))
+        code = self._codes.get(form)
+        if code is None and len(self.forms) < _ANY_FORM:
+            code = self._codes[form] = len(self.forms)
+            self.forms.append(form)
+        self.form.append(_ANY_FORM if code is None else code)
         self._alive.append(1)
         self._version += 1
         return slot
@@ -105,6 +119,7 @@ class Slots:
         self.of = {doc_id: slot for slot, doc_id in enumerate(live)}
         self.ids = list[str | None](live)
         self.lengths = array("d", np.frombuffer(self.lengths, dtype=np.float64)[alive].tobytes())
+        self.form = bytearray(np.frombuffer(self.form, dtype=np.uint8)[alive].tobytes())
         self._alive = bytearray(b"\x01" * len(self.ids))
         self._version += 1
         return remap
@@ -324,10 +339,18 @@ def length_norms(lengths: array[float], average: float) -> Floats:
 
 
 class Scores:
-    """One query's relevance of each document of a shard (0: no match)."""
+    """One query's relevance of each document of a shard (0: no match); ``forms``: each
+    slot's form code and the forms (:class:`Slots`), as they were when it was computed."""
 
-    def __init__(self, values: Floats, ids: Sequence[str | None], of: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        values: Floats,
+        ids: Sequence[str | None],
+        of: Mapping[str, int],
+        forms: tuple[bytes, Sequence[Form]] = (b"", ()),
+    ) -> None:
         self._values, self._ids, self._of = values, ids, of
+        self._forms = forms
 
     def __len__(self) -> int:
         return int(np.count_nonzero(self._values))
@@ -359,6 +382,16 @@ class Scores:
         kept = np.zeros_like(values)
         kept[slots] = values[slots]
         values[:] = kept
+
+    def keep(self, admits: Callable[[Form], bool]) -> None:
+        """Keep the scores of the documents whose form ``admits`` takes (a kind or status
+        filter known before the walk, as :meth:`only`); a slot without a form code of its
+        own keeps its score, for the walk to judge."""
+        codes, forms = self._forms
+        refused = [code for code, form in enumerate(forms) if not admits(form)]
+        if refused:
+            column = np.frombuffer(codes, dtype=np.uint8)[: len(self._values)]
+            self._values[: len(column)][np.isin(column, refused)] = 0.0
 
     def items(self) -> list[tuple[str, float]]:
         slots = np.flatnonzero(self._values)

@@ -114,7 +114,8 @@ class Shard:
         counts = doc.terms(self.weights)
         self.docs[doc.id] = doc
         length = sum(counts.values())
-        self.postings.add(self.slots.add(doc.id, length), counts)
+        form = (doc.kind, doc.memory_kind, doc.status)
+        self.postings.add(self.slots.add(doc.id, length, form), counts)
         self.total += length
         if doc.moment is not None:
             self.timeline.add(_micros(doc.moment, 0), doc.id)
@@ -178,7 +179,8 @@ class Shard:
     def score(self, terms: Iterable[str]) -> Scores:
         """BM25 of every doc for the analyzed ``terms`` (see :func:`bm25`)."""
         values = bm25(self.postings, terms, len(self.docs), self.norms(), self.slots.alive())
-        return Scores(values, self.slots.ids, self.slots.of)
+        forms = (bytes(self.slots.form), tuple(self.slots.forms))
+        return Scores(values, self.slots.ids, self.slots.of, forms)
 
     def about(self, entity: str, first: int | None = None) -> list[str]:
         """The documents about ``entity`` by id; ``first``: only the first so many, kept
