@@ -121,6 +121,19 @@ def test_entity_filter_by_name_alias_and_iri(world: World, search: MemorySearch)
     assert search.memory_search("alice", "acme", entity="Globex") == []
 
 
+def counted_reads(index: LexicalIndex, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The documents the search reads from ``index`` from now on, as it reads them."""
+    read: list[str] = []
+    doc = index.doc
+
+    def counted(uid: str, doc_id: str) -> object:
+        read.append(doc_id)
+        return doc(uid, doc_id)
+
+    monkeypatch.setattr(index, "doc", counted)
+    return read
+
+
 def test_an_entity_filter_reads_only_the_entitys_documents(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -132,14 +145,7 @@ def test_an_entity_filter_reads_only_the_entitys_documents(
     [job] = world.draft(works_at(msg, entities=[{"name": "Acme"}]))
     for n in range(30):
         remember(world, f"Acme rumour {n}", f"people say acme acme is hiring {n}")
-    read: list[str] = []
-    doc = index.doc
-
-    def counted(uid: str, doc_id: str) -> object:
-        read.append(doc_id)
-        return doc(uid, doc_id)
-
-    monkeypatch.setattr(index, "doc", counted)
+    read = counted_reads(index, monkeypatch)
     assert ids(search.memory_search("alice", "acme", entity="Acme")) == [str(job.memory)]
     assert set(read) == {str(job.memory)}
     read.clear()
@@ -163,14 +169,7 @@ def test_kind_and_status_filters_read_only_the_documents_they_admit(
     for fact in facts[:20]:
         world.lifecycle.archive("alice", fact)
     index.refresh("alice", facts)
-    read: list[str] = []
-    doc = index.doc
-
-    def counted(uid: str, doc_id: str) -> object:
-        read.append(doc_id)
-        return doc(uid, doc_id)
-
-    monkeypatch.setattr(index, "doc", counted)
+    read = counted_reads(index, monkeypatch)
     assert ids(search.memory_search("alice", "acme", kinds=["procedural"])) == [str(how)]
     assert set(read) == {str(how)}
     read.clear()
