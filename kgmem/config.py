@@ -135,10 +135,11 @@ class Settings:
         minimum=1024,
     )
     search_resident_documents: int = _setting(
-        400000,
-        "Most search-index documents held in memory (over all users; ~1.8 KB each as loaded); "
-        "past it, the users searched least recently are let go (saved first if changed) and "
-        "loaded again when next searched (~12 ms for 10k documents).",
+        1000000,
+        "Most search-index documents held in memory (over all users; ~0.8 KB each as loaded, "
+        "their text staying in the saved file, and ~1.2 KB for each of the 1,024 a user read "
+        "last); past it, the users searched least recently are let go (saved first if "
+        "changed) and loaded again when next searched (~8 ms for 10k documents).",
         minimum=1000,
     )
     graph_buffer_megabytes: int = _setting(
