@@ -30,11 +30,16 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from kgmem.index.lexical import LexicalDoc, analyze
+from kgmem.index.lexical.facts import CHATS
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.temporal import TimeCue
 
@@ -50,6 +55,7 @@ __all__ = [
 ]
 
 _DAY = 86400.0
+Floats = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,20 @@ class QueryContext:
         chats = weights.conversation if self.chats else 0.0
         return (1 + entity) * (1 + chats) * (1 + (weights.when if self.asks_when else 0.0))
 
+    def bounds(self, rows: NDArray[Any], chats: Sequence[str], weights: RankWeights) -> Floats:
+        """An upper bound of the context factor of the documents of these facts ``rows``
+        (:mod:`kgmem.index.lexical.facts`; ``chats``: their chat codes' table): the chat
+        and "says when" factors as :func:`context` has them, the entity factor at its most."""
+        entity = max(weights.named if self.names else 0.0, weights.related if self.related else 0.0)
+        most = max(self.chats.values(), default=0.0)  # a document quoting several chats
+        matched = [
+            self.chats.get(chats[c], 0.0) if c >= 0 else most if c == CHATS else 0.0
+            for c in rows["chat"].tolist()
+        ]
+        chat = 1 + weights.conversation * np.array(matched, dtype=np.float64)
+        when = np.where(rows["states"].astype(bool) & self.asks_when, 1 + weights.when, 1.0)
+        return np.asarray((1 + entity) * chat * when, dtype=np.float64)
+
 
 class Priors:
     """The prior of each document (see the module docstring), with what does not depend on
@@ -127,6 +147,38 @@ class Priors:
             1.0 if idle_from is None else self._policy.decayed(strength, pinned, at - idle_from)
         )
         return fixed + weights.recency * recency + weights.strength * min(current / 2.0, 1.0)
+
+    def bounds(self, rows: NDArray[Any], now: datetime) -> Floats:
+        """The prior at ``now`` of the documents of these facts ``rows``
+        (:mod:`kgmem.index.lexical.facts`), as :meth:`__call__` gives it, over columns; a
+        hair above it (1e-9), so that float rounding never makes it a lower bound."""
+        weights, at = self._weights, now.timestamp()
+        pinned = rows["pinned"].astype(bool)
+        usage = np.minimum(np.log1p(rows["use"]) / math.log(11), 1.0)
+        confidence = np.where(
+            np.isnan(rows["confidence"]), weights.fresh_confidence, rows["confidence"]
+        )
+        fixed = 1 + weights.usage * usage + weights.confidence * (confidence - 0.5)
+        fixed = fixed + weights.pinned * pinned
+        times = np.stack([rows["recorded"], rows["used"], rows["occurred"]])
+        latest = np.where(times <= at, times, -np.inf).max(axis=0)  # NaN (none) is not <= at
+        with np.errstate(over="ignore", invalid="ignore"):
+            recency = np.where(
+                np.isfinite(latest),
+                0.5 ** ((at - latest) / _DAY / weights.recency_half_life_days),
+                0.0,
+            )
+            stored = np.where(np.isnan(rows["strength"]), 1.0, rows["strength"])
+            since = np.where(np.isnan(rows["used"]), rows["recorded"], rows["used"])
+            idle = np.maximum((at - since) / 86400, 0.0)
+            decayed = np.where(
+                pinned,
+                np.maximum(stored, 1.0),
+                stored * 0.5 ** (idle / self._policy.half_life_days),
+            )
+        current = np.where(rows["decays"].astype(bool), decayed, 1.0)
+        prior = fixed + weights.recency * recency + weights.strength * np.minimum(current / 2, 1.0)
+        return np.asarray(prior * (1 + 1e-9), dtype=np.float64)
 
     def _constants(self, doc: LexicalDoc) -> _Constants:
         weights = self._weights

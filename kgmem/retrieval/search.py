@@ -15,11 +15,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+import numpy as np
 from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.index.base import GraphProjection
 from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, Scores, stem, words
+from kgmem.index.lexical.facts import FactsView
 from kgmem.memory.entities import name_key
 from kgmem.memory.lifecycle import Lifecycle
 from kgmem.memory.model import MemoryStatus
@@ -307,25 +309,58 @@ class MemorySearch:
         one can reach the k-th best score (the prior and temporal factors are bounded), or
         after ``max_candidates`` of them (a query of common words matches most documents)."""
         weights = self._weights
-        ceiling = weights.ceiling * (max(weights.temporal, 1.0) if cue is not None else 1.0)
-        ceiling *= query.ceiling(weights)
+        most = max(weights.temporal, 1.0) if cue is not None else 1.0  # the temporal factor
+        ceiling = weights.ceiling * most * query.ceiling(weights)
+        # a candidate whose score's bound (from the index's facts) cannot reach the k-th
+        # best is passed over unread; only where every candidate walked would be accepted
+        # (no tag or time filter), so the walk's length counts the same documents
+        facts = scores.facts
+        bounded = not filters.tags and filters.start is None and filters.end is None
         best, kept = 0.0, [0.0] * (k + _SPARE)
         ranked: list[tuple[float, LexicalDoc]] = []
-        for relevance, doc_id in scores.descending():
-            if len(ranked) >= self._walk or (best and relevance / best * ceiling < kept[0]):
-                break
-            doc = self._index.doc(uid, doc_id)
-            if doc is None or not filters.accepts(doc):
-                continue
-            best = best or relevance
-            factor = temporal(doc, cue, weights)[0] if cue is not None else 1.0
-            score = (
-                relevance / best * self._priors(doc, now) * factor * context(doc, query, weights)
-            )
-            heapq.heappushpop(kept, score)
-            ranked.append((score, doc))
+        walked = 0
+        for chunk in scores.chunks():
+            bounds: list[float] | None = None
+            for n, (relevance, doc_id, _) in enumerate(chunk):
+                if walked >= self._walk or (best and relevance / best * ceiling < kept[0]):
+                    ranked.sort(key=lambda r: (-r[0], r[1].id))
+                    return ranked
+                if best and bounded and facts is not None:
+                    bounds = bounds or self._bounds(chunk, facts, query, now, most)
+                    if relevance / best * bounds[n] < kept[0]:
+                        walked += 1
+                        continue
+                doc = self._index.doc(uid, doc_id)
+                if doc is None or not filters.accepts(doc):
+                    continue
+                best = best or relevance
+                factor = temporal(doc, cue, weights)[0] if cue is not None else 1.0
+                score = (
+                    relevance
+                    / best
+                    * self._priors(doc, now)
+                    * factor
+                    * context(doc, query, weights)
+                )
+                heapq.heappushpop(kept, score)
+                ranked.append((score, doc))
+                walked += 1
         ranked.sort(key=lambda r: (-r[0], r[1].id))
         return ranked
+
+    def _bounds(
+        self,
+        chunk: list[tuple[float, str, int]],
+        facts: FactsView,
+        query: QueryContext,
+        now: datetime,
+        temporal: float,
+    ) -> list[float]:
+        """An upper bound of the factor each of ``chunk``'s documents multiplies its
+        relevance by (prior x temporal x context), from the index's facts."""
+        rows = facts.rows[np.array([slot for _, _, slot in chunk], dtype=np.int64)]
+        prior = self._priors.bounds(rows, now) * temporal
+        return list((prior * query.bounds(rows, facts.chats, self._weights)).tolist())
 
     def _live(self, uid: str, doc: LexicalDoc) -> bool:
         """Whether the store still holds ``doc`` as indexed (a memory: with the same status)."""

@@ -321,3 +321,16 @@ def test_a_loaded_shard_answers_as_the_one_built(
         assert loaded.about(entity, 2) == built.about(entity, 2)
     words = frozenset(["ann", "bob", "cafe"])
     assert loaded.named(words) == built.named(words)
+    # each live document's facts row, by id, whatever slot it holds (NaN equal to NaN)
+    for shard in (built, loaded):
+        view = shard.slots.facts.view()
+        assert len(view.rows) == len(shard.slots.ids)
+
+    def facts(shard: Shard) -> dict[str, tuple[object, ...]]:
+        view = shard.slots.facts.view()
+        return {
+            i: (view.forms[row["form"]], *(repr(float(row[f])) for f in ("use", "occurred")))
+            for i, row in ((i, view.rows[s]) for i, s in shard.slots.of.items())
+        }
+
+    assert facts(loaded) == facts(built)

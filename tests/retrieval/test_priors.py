@@ -8,16 +8,20 @@ import math
 import weakref
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rdflib import URIRef
 
 from kgmem.index.lexical import LexicalDoc
-from kgmem.index.lexical.docs import pack
+from kgmem.index.lexical.docs import FIELD_WEIGHTS, pack
+from kgmem.index.lexical.shard import Shard
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.strength import StrengthPolicy
-from kgmem.retrieval.ranking import Priors, RankWeights, prior_reasons
+from kgmem.retrieval.ranking import Priors, QueryContext, RankWeights, context, prior_reasons
 
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
 POLICY, WEIGHTS = StrengthPolicy(), RankWeights()
@@ -103,3 +107,85 @@ def test_the_memo_is_bounded_and_keeps_no_document() -> None:
     gc.collect()
     assert gone() is None  # the memo held no reference: a forgotten memory is not kept alive
     assert "secret" not in repr(priors._kept) and "urn:m" not in repr(priors._kept)
+
+
+def _rows(docs: list[LexicalDoc]) -> tuple[Any, list[str]]:
+    """The index's facts rows of ``docs`` (as a shard holds them) and its chats table."""
+    shard = Shard(FIELD_WEIGHTS)
+    for n, doc in enumerate(docs):
+        shard.add(replace(doc, id=f"urn:m{n}"))
+    view = shard.slots.facts.view()
+    return view.rows, view.chats
+
+
+_times = st.one_of(
+    st.none(),
+    st.integers(-400 * 86400, 30 * 86400).map(lambda s: NOW + timedelta(seconds=s)),
+)
+
+
+@st.composite
+def _docs(draw: st.DrawFn) -> LexicalDoc:
+    page = draw(st.booleans())
+    return LexicalDoc(
+        "urn:m",
+        "page" if page else "memory",
+        "t",
+        "urn:g",
+        "",
+        memory_kind=None if page else draw(st.sampled_from(["semantic", "episodic"])),
+        status=None if page else draw(st.sampled_from(["active", "pending", None])),
+        confidence=draw(st.one_of(st.none(), st.floats(0, 1))),
+        strength=draw(st.one_of(st.none(), st.floats(0, 4))),
+        pinned=draw(st.booleans()),
+        use_count=draw(st.integers(0, 500)),
+        recorded_at=draw(_times),
+        last_used_at=draw(_times),
+        occurred_at=draw(_times),
+        chats=tuple(draw(st.lists(st.sampled_from(["c1", "c2", "c3"]), max_size=2, unique=True))),
+        states_time=draw(st.booleans()),
+        names=frozenset(draw(st.lists(st.sampled_from(["acm", "globex"]), max_size=2))),
+        about=tuple(draw(st.lists(st.sampled_from(["urn:e1", "urn:e2"]), max_size=2))),
+        asks=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    docs=st.lists(_docs(), min_size=1, max_size=8),
+    later=st.integers(0, 90),
+    chats=st.dictionaries(st.sampled_from(["c1", "c2", "c3"]), st.floats(0.01, 1.0)),
+    asks_when=st.booleans(),
+    question=st.booleans(),
+    names=st.booleans(),
+    related=st.booleans(),
+)
+def test_the_bounds_from_the_index_facts_are_never_below_the_factors(
+    docs: list[LexicalDoc],
+    later: int,
+    chats: dict[str, float],
+    asks_when: bool,
+    question: bool,
+    names: bool,
+    related: bool,
+) -> None:
+    """A search passes over unread a candidate whose bound cannot reach the k-th best: the
+    bound must be at least the document's prior x context whatever it holds, and the prior's
+    bound is the prior itself but for the hair added for rounding."""
+    now = NOW + timedelta(days=later)
+    query = QueryContext(
+        frozenset({"acm"} if names else ()),
+        chats,
+        asks_when,
+        question,
+        frozenset({"urn:e2"} if related else ()),
+        names,
+    )
+    priors = Priors(POLICY, WEIGHTS)
+    rows, table = _rows(docs)
+    prior = priors.bounds(rows, now)
+    both = prior * query.bounds(rows, table, WEIGHTS)
+    for n, doc in enumerate(docs):
+        exact = priors(doc, now)
+        assert exact <= prior[n] <= exact * (1 + 1e-8)
+        assert exact * context(doc, query, WEIGHTS) <= both[n]

@@ -180,6 +180,52 @@ def test_kind_and_status_filters_read_only_the_documents_they_admit(
     assert set(ids(archived)) == set(map(str, facts[:20])) and set(read) == set(ids(archived))
 
 
+def test_candidates_that_cannot_reach_the_top_are_passed_over_unread(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memories that match alike and differ in prior (pinned, cited, confident or not, old
+    or recent) and in chat: the search bounds each candidate's score from the index's
+    facts and reads only those that can reach the top. It finds exactly what reading every
+    candidate finds, scores included, and reads fewer."""
+    world.clock.current = NOW - timedelta(days=300)
+    made = []
+    for n in range(48):
+        if n % 12 == 0:
+            world.clock.advance(timedelta(days=40))
+        text = f"the acme budget {'review ' * (n % 3)}for harbor {n % 6}"
+        confidence = {"confidence": 0.5 + (n % 5) / 10} if n % 2 else {}
+        made.append(remember(world, f"Acme budget {n}", text, **confidence))
+    world.clock.current = NOW
+    for memory in made[::7]:
+        world.lifecycle.pin("alice", memory)
+    index = LexicalIndex(world.store, QUERIES)
+    search = searcher(world, index)
+    for memory in made[::5]:
+        search.memory_cite("alice", str(memory))
+    queries = ["acme budget", "harbor 3", "budget review", "acme", "when was the budget review"]
+
+    def found() -> dict[str, list[tuple[str, float]]]:
+        return {
+            q: [(h.id, h.score) for h in search.memory_search("alice", q, k=k)]
+            for q in queries
+            for k in (3, 10)
+        }
+
+    read = counted_reads(index, monkeypatch)
+    bounded, reads = found(), len(read)
+    read.clear()
+    scores = index.scores
+
+    def unbounded(uid: str, terms: object) -> object:
+        got = scores(uid, terms)  # type: ignore[arg-type]
+        got.facts = None  # no facts: every candidate walked is read
+        return got
+
+    monkeypatch.setattr(index, "scores", unbounded)
+    assert found() == bounded
+    assert reads < len(read) / 2, (reads, len(read))
+
+
 def test_time_range_filter(world: World) -> None:
     index = LexicalIndex(world.store, QUERIES)
     search = searcher(world, index)

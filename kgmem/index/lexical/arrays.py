@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kgmem.index.lexical.facts import Fact, Facts, FactsView, Form
+
 __all__ = [
     "Counted",
     "Floats",
-    "Form",
     "Ints",
     "Packed",
     "Postings",
@@ -45,8 +46,6 @@ _K1, _B = 1.2, 0.75
 _COMMON = 500  # a term in more docs than this and in over half of them only re-scores
 _CHUNK = 512  # candidates sorted at a time when walking scores in descending order
 
-_ANY_FORM = 255  # the code of a slot whose form has none of its own: always walked
-Form = tuple[str, str | None, str | None]  # a document's kind, memory kind and status
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 Slotted = NDArray[np.integer[Any]]  # a term's slots: int64 as built, int32 as loaded
@@ -62,18 +61,16 @@ def strings(values: Iterable[object]) -> bool:
 
 
 class Slots:
-    """Document ids to dense slots, with each slot's length, whether it is live, and its
-    document's form (kind, memory kind, status) as a code: a filter on those is applied
-    to a query's scores before the walk (:meth:`Scores.keep`), instead of reading each
-    document it refuses."""
+    """Document ids to dense slots, with each slot's length, whether it is live, and what
+    ranking and filters need of its document (:mod:`kgmem.index.lexical.facts`): a filter
+    on kind or status is applied to a query's scores before the walk (:meth:`Scores.keep`),
+    and a candidate whose score cannot reach the top is passed over unread."""
 
     def __init__(self) -> None:
         self.of: dict[str, int] = {}
         self.ids: list[str | None] = []
         self.lengths = array("d")
-        self.forms: list[Form] = []  # code -> form
-        self.form = bytearray()  # slot -> its form's code (_ANY_FORM: none of its own)
-        self._codes: dict[Form, int] = {}
+        self.facts = Facts()
         self._alive = bytearray()
         self._version = 0
         self._cached: tuple[int, NDArray[np.bool_]] | None = None
@@ -81,15 +78,11 @@ class Slots:
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_cached": None}
 
-    def add(self, doc_id: str, length: int, form: Form) -> int:
+    def add(self, doc_id: str, length: int, fact: Fact) -> int:
         slot = self.of[doc_id] = len(self.ids)
         self.ids.append(doc_id)
         self.lengths.append(float(length))
-        code = self._codes.get(form)
-        if code is None and len(self.forms) < _ANY_FORM:
-            code = self._codes[form] = len(self.forms)
-            self.forms.append(form)
-        self.form.append(_ANY_FORM if code is None else code)
+        self.facts.append(fact)
         self._alive.append(1)
         self._version += 1
         return slot
@@ -119,7 +112,7 @@ class Slots:
         self.of = {doc_id: slot for slot, doc_id in enumerate(live)}
         self.ids = list[str | None](live)
         self.lengths = array("d", np.frombuffer(self.lengths, dtype=np.float64)[alive].tobytes())
-        self.form = bytearray(np.frombuffer(self.form, dtype=np.uint8)[alive].tobytes())
+        self.facts.keep(alive)
         self._alive = bytearray(b"\x01" * len(self.ids))
         self._version += 1
         return remap
@@ -339,18 +332,18 @@ def length_norms(lengths: array[float], average: float) -> Floats:
 
 
 class Scores:
-    """One query's relevance of each document of a shard (0: no match); ``forms``: each
-    slot's form code and the forms (:class:`Slots`), as they were when it was computed."""
+    """One query's relevance of each document of a shard (0: no match); ``facts``: the
+    slots' facts as they were when it was computed (:class:`Slots`)."""
 
     def __init__(
         self,
         values: Floats,
         ids: Sequence[str | None],
         of: Mapping[str, int],
-        forms: tuple[bytes, Sequence[Form]] = (b"", ()),
+        facts: FactsView | None = None,
     ) -> None:
         self._values, self._ids, self._of = values, ids, of
-        self._forms = forms
+        self.facts = facts
 
     def __len__(self) -> int:
         return int(np.count_nonzero(self._values))
@@ -387,10 +380,11 @@ class Scores:
         """Keep the scores of the documents whose form ``admits`` takes (a kind or status
         filter known before the walk, as :meth:`only`); a slot without a form code of its
         own keeps its score, for the walk to judge."""
-        codes, forms = self._forms
-        refused = [code for code, form in enumerate(forms) if not admits(form)]
+        if self.facts is None:
+            return
+        refused = [code for code, form in enumerate(self.facts.forms) if not admits(form)]
         if refused:
-            column = np.frombuffer(codes, dtype=np.uint8)[: len(self._values)]
+            column = self.facts.rows["form"][: len(self._values)]
             self._values[: len(column)][np.isin(column, refused)] = 0.0
 
     def items(self) -> list[tuple[str, float]]:
@@ -399,8 +393,14 @@ class Scores:
         return [(doc_id, v) for s, v in pairs if (doc_id := self._ids[s]) is not None]
 
     def descending(self) -> Iterator[tuple[float, str]]:
-        """(score, doc id) of every scored document, best first and equal scores by id,
-        sorting only a chunk of the best at a time."""
+        """(score, doc id) of every scored document, best first and equal scores by id."""
+        for chunk in self.chunks():
+            for score, doc_id, _ in chunk:
+                yield score, doc_id
+
+    def chunks(self) -> Iterator[list[tuple[float, str, int]]]:
+        """(score, doc id, slot) of every scored document, best first and equal scores by
+        id, a chunk of the best at a time (only a chunk is sorted at once)."""
         values, ids = self._values, self._ids
         rest = np.flatnonzero(values)
         while rest.size:
@@ -411,10 +411,9 @@ class Scores:
             else:
                 top, rest = rest, rest[:0]
             chunk = [
-                (-v, doc_id)
+                (-v, doc_id, s)
                 for s, v in zip(top.tolist(), values[top].tolist(), strict=True)
                 if (doc_id := ids[s]) is not None
             ]
             chunk.sort()
-            for negative, doc_id in chunk:
-                yield -negative, doc_id
+            yield [(-negative, doc_id, s) for negative, doc_id, s in chunk]

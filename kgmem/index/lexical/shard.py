@@ -31,6 +31,7 @@ from kgmem.index.lexical.arrays import (
 )
 from kgmem.index.lexical.chats import Conversations
 from kgmem.index.lexical.docs import LexicalDoc, analyze
+from kgmem.index.lexical.facts import Fact
 from kgmem.index.lexical.held import HeldDocs
 
 __all__ = ["Periods", "Shard", "Timeline"]
@@ -114,8 +115,7 @@ class Shard:
         counts = doc.terms(self.weights)
         self.docs[doc.id] = doc
         length = sum(counts.values())
-        form = (doc.kind, doc.memory_kind, doc.status)
-        self.postings.add(self.slots.add(doc.id, length, form), counts)
+        self.postings.add(self.slots.add(doc.id, length, _fact(doc)), counts)
         self.total += length
         if doc.moment is not None:
             self.timeline.add(_micros(doc.moment, 0), doc.id)
@@ -179,8 +179,7 @@ class Shard:
     def score(self, terms: Iterable[str]) -> Scores:
         """BM25 of every doc for the analyzed ``terms`` (see :func:`bm25`)."""
         values = bm25(self.postings, terms, len(self.docs), self.norms(), self.slots.alive())
-        forms = (bytes(self.slots.form), tuple(self.slots.forms))
-        return Scores(values, self.slots.ids, self.slots.of, forms)
+        return Scores(values, self.slots.ids, self.slots.of, self.slots.facts.view())
 
     def about(self, entity: str, first: int | None = None) -> list[str]:
         """The documents about ``entity`` by id; ``first``: only the first so many, kept
@@ -298,6 +297,24 @@ class Periods:
             cut = np.partition(keys, hits.size - latest)[hits.size - latest]
             hits = hits[keys >= cut]
         return [ids[i] for i in hits.tolist()]
+
+
+def _fact(doc: LexicalDoc) -> Fact:
+    """What ranking and filters need of ``doc`` (:mod:`kgmem.index.lexical.facts`)."""
+    decays = doc.memory_kind is not None and doc.status is not None and doc.recorded_at is not None
+    return Fact(
+        form=(doc.kind, doc.memory_kind, doc.status),
+        chats=doc.chats,
+        pinned=doc.pinned,
+        states=doc.states_time,
+        decays=decays,
+        use=doc.use_count,
+        confidence=doc.confidence,
+        strength=doc.strength,
+        recorded=doc.recorded_at,
+        used=doc.last_used_at,
+        occurred=doc.occurred_at,
+    )
 
 
 def _micros(at: datetime | None, default: int) -> int:
