@@ -28,8 +28,12 @@ def shard(texts: list[str]) -> Shard:
     return made
 
 
-def open_files() -> int:
-    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+def opened(fd: int) -> str | None:
+    """What descriptor ``fd`` of this process is open on (None: it is closed)."""
+    try:
+        return str(Path(f"/proc/self/fd/{fd}").readlink())
+    except OSError:
+        return None
 
 
 def test_a_loaded_shard_reads_its_documents_from_the_file_it_was_loaded_from(
@@ -41,18 +45,20 @@ def test_a_loaded_shard_reads_its_documents_from_the_file_it_was_loaded_from(
     files = ShardFiles(tmp_path)
     first = [f"harbor lantern number {n}" for n in range(300)]
     files.write("alice", files.dump(shard(first)), 1, WEIGHTS, len(first))
-    before = open_files()
     loaded = files.load("alice", 1, WEIGHTS)
     assert loaded is not None and isinstance(loaded.docs._block, Region)
-    assert open_files() == before + 1
+    fd = loaded.docs._block._opened.fd
+    assert opened(fd) == str(files.path("alice"))
     files.write("alice", files.dump(shard(["meadow violin"] * 300)), 2, WEIGHTS, 300)
     assert [loaded.docs[f"urn:d{n}"].title for n in range(300)] == first
     assert not loaded.docs.damaged
     again = files.load("alice", 2, WEIGHTS)
     assert again is not None and again.docs["urn:d7"].title == "meadow violin"
+    assert opened(fd) == f"{files.path('alice')} (deleted)"  # the file it was loaded from
     del loaded, again
     gc.collect()
-    assert open_files() == before
+    # closed (another thread may have opened something else under the same number since)
+    assert not (opened(fd) or "").startswith(str(files.path("alice")))
 
 
 def test_a_region_reads_only_inside_itself(tmp_path: Path) -> None:

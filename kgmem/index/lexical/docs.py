@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
+import threading
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -50,6 +51,9 @@ _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 # every other field weighs 1; a trigger says what task a procedure is for, as a title does
 FIELD_WEIGHTS = {"title": 2, "tag": 2, "entity": 2, "path": 2, "trigger": 2}
 _SNOWBALL = snowballstemmer.stemmer("english")
+# the stemmer keeps the word it is stemming in itself: two threads stemming at once (a
+# search's query and a refresh's documents) broke words, or raised IndexError
+_STEMMING = threading.Lock()
 # A time the text itself states: relative ("last Friday", "two weeks ago") or absolute ("may"
 # is left out: it is far more often a verb).
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -83,7 +87,8 @@ def stem(word: str) -> str:
     >>> [stem(w) for w in ("meetings", "running", "collaborate", "collaboration", "moved")]
     ['meet', 'run', 'collabor', 'collabor', 'move']
     """
-    return str(_SNOWBALL.stemWord(word))
+    with _STEMMING:
+        return str(_SNOWBALL.stemWord(word))
 
 
 def analyze(text: str) -> list[str]:
