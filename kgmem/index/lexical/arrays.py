@@ -6,11 +6,8 @@ arrays (slots, weighted term frequencies); a removed document's slot is dead and
 stay until the term has no live document or the shard compacts (renumbers every live slot
 once as many slots are dead as are live). Scoring accumulates ``w x tf / (tf + norm)`` per
 term into one array over the slots, in the same order and arithmetic as the per-document
-formula, so scores are exactly the ones a dictionary walk gives.
-
-:class:`Scores` is what a query gets back: the array with the slot map it was computed
-against. The shard may change afterwards; a document added later has no score, one removed
-later is skipped.
+formula, so scores are exactly the ones a dictionary walk gives. What a query gets back is
+a :class:`~kgmem.index.lexical.scores.Scores`.
 """
 
 from __future__ import annotations
@@ -18,14 +15,14 @@ from __future__ import annotations
 import itertools
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pickle import PickleBuffer
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from kgmem.index.lexical.facts import Fact, Facts, FactsView, Form
+from kgmem.index.lexical.facts import Fact, Facts
 
 __all__ = [
     "Counted",
@@ -33,7 +30,6 @@ __all__ = [
     "Ints",
     "Packed",
     "Postings",
-    "Scores",
     "Slots",
     "Slotted",
     "bm25",
@@ -44,7 +40,6 @@ __all__ = [
 
 _K1, _B = 1.2, 0.75
 _COMMON = 500  # a term in more docs than this and in over half of them only re-scores
-_CHUNK = 512  # candidates sorted at a time when walking scores in descending order
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -329,91 +324,3 @@ def bm25(
 def length_norms(lengths: array[float], average: float) -> Floats:
     """BM25's per-document length normalization for documents of these ``lengths``."""
     return _K1 * (1 - _B + _B * np.frombuffer(lengths, dtype=np.float64) / average)
-
-
-class Scores:
-    """One query's relevance of each document of a shard (0: no match); ``facts``: the
-    slots' facts as they were when it was computed (:class:`Slots`)."""
-
-    def __init__(
-        self,
-        values: Floats,
-        ids: Sequence[str | None],
-        of: Mapping[str, int],
-        facts: FactsView | None = None,
-    ) -> None:
-        self._values, self._ids, self._of = values, ids, of
-        self.facts = facts
-
-    def __len__(self) -> int:
-        return int(np.count_nonzero(self._values))
-
-    def best(self) -> float:
-        return float(self._values.max()) if len(self._values) else 0.0
-
-    def get(self, doc_id: str) -> float:
-        slot = self._of.get(doc_id)
-        return float(self._values[slot]) if slot is not None and slot < len(self._values) else 0.0
-
-    def add(self, doc_id: str, value: float) -> None:
-        """Raise ``doc_id``'s score by ``value`` (a document newer than the query: ignored)."""
-        slot = self._of.get(doc_id)
-        if slot is not None and slot < len(self._values):
-            self._values[slot] += value
-
-    def setdefault(self, doc_id: str, value: float) -> None:
-        """Give ``doc_id`` the score ``value`` if nothing matched it."""
-        slot = self._of.get(doc_id)
-        if slot is not None and slot < len(self._values) and not self._values[slot]:
-            self._values[slot] = value
-
-    def only(self, doc_ids: Iterable[str]) -> None:
-        """Keep the scores of ``doc_ids`` alone (every other document's becomes 0): a
-        filter known before the walk, so the walk reads only what it can accept."""
-        values, of = self._values, self._of
-        slots = [s for i in doc_ids if (s := of.get(i)) is not None and s < len(values)]
-        kept = np.zeros_like(values)
-        kept[slots] = values[slots]
-        values[:] = kept
-
-    def keep(self, admits: Callable[[Form], bool]) -> None:
-        """Keep the scores of the documents whose form ``admits`` takes (a kind or status
-        filter known before the walk, as :meth:`only`); a slot without a form code of its
-        own keeps its score, for the walk to judge."""
-        if self.facts is None:
-            return
-        refused = [code for code, form in enumerate(self.facts.forms) if not admits(form)]
-        if refused:
-            column = self.facts.rows["form"][: len(self._values)]
-            self._values[: len(column)][np.isin(column, refused)] = 0.0
-
-    def items(self) -> list[tuple[str, float]]:
-        slots = np.flatnonzero(self._values)
-        pairs = zip(slots.tolist(), self._values[slots].tolist(), strict=True)
-        return [(doc_id, v) for s, v in pairs if (doc_id := self._ids[s]) is not None]
-
-    def descending(self) -> Iterator[tuple[float, str]]:
-        """(score, doc id) of every scored document, best first and equal scores by id."""
-        for chunk in self.chunks():
-            for score, doc_id, _ in chunk:
-                yield score, doc_id
-
-    def chunks(self) -> Iterator[list[tuple[float, str, int]]]:
-        """(score, doc id, slot) of every scored document, best first and equal scores by
-        id, a chunk of the best at a time (only a chunk is sorted at once)."""
-        values, ids = self._values, self._ids
-        rest = np.flatnonzero(values)
-        while rest.size:
-            if rest.size > _CHUNK:
-                scores = values[rest]
-                cut = np.partition(scores, rest.size - _CHUNK)[rest.size - _CHUNK]
-                top, rest = rest[scores >= cut], rest[scores < cut]
-            else:
-                top, rest = rest, rest[:0]
-            chunk = [
-                (-v, doc_id, s)
-                for s, v in zip(top.tolist(), values[top].tolist(), strict=True)
-                if (doc_id := ids[s]) is not None
-            ]
-            chunk.sort()
-            yield [(-negative, doc_id, s) for negative, doc_id, s in chunk]

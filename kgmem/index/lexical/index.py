@@ -35,7 +35,6 @@ from kgmem.index.base import Links
 from kgmem.index.dense import Embedder
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical.arrays import Scores
 from kgmem.index.lexical.docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
@@ -46,6 +45,7 @@ from kgmem.index.lexical.docs import (
 )
 from kgmem.index.lexical.read import LexicalReader, Update
 from kgmem.index.lexical.saved import Saver, ShardFiles
+from kgmem.index.lexical.scores import Scores
 from kgmem.index.lexical.shard import Shard
 from kgmem.store import (
     Damage,

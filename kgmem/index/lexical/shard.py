@@ -23,7 +23,6 @@ from kgmem.index.lexical.arrays import (
     Floats,
     Ints,
     Postings,
-    Scores,
     Slots,
     bm25,
     length_norms,
@@ -33,6 +32,7 @@ from kgmem.index.lexical.chats import Conversations
 from kgmem.index.lexical.docs import LexicalDoc, analyze
 from kgmem.index.lexical.facts import Fact
 from kgmem.index.lexical.held import HeldDocs
+from kgmem.index.lexical.scores import Scores
 
 __all__ = ["Periods", "Shard", "Timeline"]
 
