@@ -71,3 +71,18 @@ def test_a_region_reads_only_inside_itself(tmp_path: Path) -> None:
         region.part(4, 3)
     with pytest.raises(ValueError):
         region[0:6:2]
+
+
+def test_a_document_the_file_cannot_give_is_left_out_as_damage(tmp_path: Path) -> None:
+    """The disk fails under a loaded shard's file (here: its descriptor is gone): the
+    documents already read stay, the others are left out and the shard says it is damaged
+    (its user is rebuilt from the store), and nothing raises into the search."""
+    files = ShardFiles(tmp_path)
+    files.write("alice", files.dump(shard(["harbor", "lantern", "meadow"])), 1, WEIGHTS, 3)
+    loaded = files.load("alice", 1, WEIGHTS)
+    assert loaded is not None and loaded.docs["urn:d0"].title == "harbor"
+    block = loaded.docs._block
+    assert isinstance(block, Region)
+    block._opened.close()
+    assert loaded.docs.get("urn:d1") is None and loaded.docs.damaged
+    assert loaded.docs["urn:d0"].title == "harbor"  # read before: held

@@ -204,9 +204,15 @@ class HeldDocs:
 
     def _made(self, doc_id: str, n: int) -> LexicalDoc | None:
         """Loaded document ``n`` made into an object; None (and said) if its bytes changed
-        since the save (``damaged``) or are not a document this code wrote (a saved
-        shard's digests catch damage, so that is a file written by someone else)."""
-        data = self._bytes(n)
+        since the save, or the file cannot be read (``damaged``), or are not a document
+        this code wrote (a saved shard's digests catch damage, so that is a file written
+        by someone else)."""
+        try:
+            data = self._bytes(n)
+        except OSError as exc:  # the disk failed under the file: that search goes on
+            log.error("a saved search document (%s) cannot be read: %s", doc_id, exc)
+            self.damaged = True
+            return None
         if zlib.crc32(data) != self._crcs[n]:
             log.error("a saved search document (%s) is damaged", doc_id)
             self.damaged = True
