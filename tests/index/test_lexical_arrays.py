@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc, pack
 from kgmem.index.lexical.saved import ShardFiles
+from kgmem.index.lexical.scores import Scores
 from kgmem.index.lexical.shard import Shard
 
 WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
@@ -52,6 +53,11 @@ def reference(shard: Shard, terms: list[str]) -> dict[str, float]:
     return acc
 
 
+def descending(scores: Scores) -> list[tuple[float, str]]:
+    """(score, doc id) in the order a search walks them: every chunk, in turn."""
+    return [(score, doc_id) for chunk in scores.chunks() for score, doc_id, _ in chunk]
+
+
 def texts() -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
 
@@ -81,7 +87,7 @@ def test_scores_equal_a_fresh_bm25_after_any_adds_and_removals(
     scores = shard.score(query)
     expected = reference(shard, query)
     assert dict(scores.items()) == expected  # exact: the same arithmetic in the same order
-    walk = list(scores.descending())
+    walk = list(descending(scores))
     assert walk == sorted(((v, k) for k, v in expected.items()), key=lambda p: (-p[0], p[1]))
 
 
@@ -124,7 +130,7 @@ def test_scores_kept_for_some_documents_only() -> None:
     kept = {"urn:d1", "urn:d3", "urn:d9", "urn:d30", "urn:unknown"}
     scores.only(kept)
     assert dict(scores.items()) == {k: v for k, v in expected.items() if k in kept}
-    assert [d for _, d in scores.descending()] == sorted(
+    assert [d for _, d in descending(scores)] == sorted(
         (k for k in expected if k in kept), key=lambda k: (-expected[k], k)
     )
 
@@ -169,7 +175,7 @@ def test_a_large_result_is_walked_by_chunks_in_exact_order() -> None:
     scores = shard.score(["apple", "river"])
     expected = reference(shard, ["apple", "river"])
     assert len(scores) == len(expected) == 750  # "apple", in all, only re-scores
-    assert list(scores.descending()) == sorted(
+    assert list(descending(scores)) == sorted(
         ((v, k) for k, v in expected.items()), key=lambda p: (-p[0], p[1])
     )
 

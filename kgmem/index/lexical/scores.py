@@ -79,12 +79,6 @@ class Scores:
         pairs = zip(slots.tolist(), self._values[slots].tolist(), strict=True)
         return [(doc_id, v) for s, v in pairs if (doc_id := self._ids[s]) is not None]
 
-    def descending(self) -> Iterator[tuple[float, str]]:
-        """(score, doc id) of every scored document, best first and equal scores by id."""
-        for chunk in self.chunks():
-            for score, doc_id, _ in chunk:
-                yield score, doc_id
-
     def chunks(self) -> Iterator[list[tuple[float, str, int]]]:
         """(score, doc id, slot) of every scored document, best first and equal scores by
         id, a chunk of the best at a time (only a chunk is sorted at once)."""
