@@ -8,6 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import Ui, World
 from tests.browser.world import DRAFT, INGEST, gql, named
@@ -191,9 +192,10 @@ def test_approve_reject_and_revert_change_the_store_and_show_in_the_feed(
     meetup = written.memories["Maya and Ravi go to the Berlin data meetup"]
     assert written.outcomes["Maya is allergic to peanuts"] == "pending"
     ui.sign_in(world.token(uid))
-    # the inbox is fetched apart from the graph sign_in waits for: its count comes after
-    ui.page.wait_for_function("document.getElementById('inbox-count').textContent !== ''")
-    assert ui.page.inner_text("#inbox-count") == "(2)"
+    # the inbox is fetched apart from the graph sign_in waits for: its count comes after.
+    # A locator assertion polls without eval, which the page's CSP (script-src 'self') forbids
+    # to a wait_for_function string once its first check has failed.
+    expect(ui.page.locator("#inbox-count")).to_have_text("(2)")
     ui.page.click("#views button[data-view=inbox]")
     ui.page.wait_for_selector(f"#inbox li[data-memory='{peanuts}']")
     ui.shot("inbox")
