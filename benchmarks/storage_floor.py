@@ -3,13 +3,14 @@ the commit one gate call asks of it, with no kgmem code around them.
 
 :class:`Recorder` stands in for the ``pyoxigraph.Store`` under the adapter while one call
 runs and keeps every storage operation it asks for (pattern reads, SPARQL queries, the
-commit's ``extend`` or ``update``), a pattern read with the number of quads its caller took
-(one that asks whether anything matches stops at the first). :func:`replay` then runs them
-again straight on the native store: each pattern read taken as far as its caller took it,
-with every term of every quad decoded (as the adapter does), each query's solutions walked,
-and the committed quads written again under fresh graph names (the same quads again would
-be no-ops), on disk and into an in-memory store for comparison. Used by
-``batch_draft.py --floor``.
+commit's ``extend``, or the changeset a commit that removes writes as one SPARQL update), a
+pattern read with the number of quads its caller took (one that asks whether anything
+matches stops at the first). :func:`replay` then runs them again straight on the native
+store: each pattern read taken as far as its caller took it, with every term of every quad
+decoded (as the adapter does), each query's solutions walked, and each commit written again
+under fresh graph names (the same quads again would be no-ops): an ``extend`` as such, an
+update as the same update, with the quads it removes put there first (not timed), on disk
+and into an in-memory store for comparison. Used by ``batch_draft.py --floor``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from itertools import islice
 from typing import Any
 
 import pyoxigraph as ox
+from rdflib import URIRef
 
+from kgmem.store import Changeset, Quad
+from kgmem.store import oxigraph as adapter
+from kgmem.store.ox_terms import quad_to_ox
+from kgmem.store.ox_update import changeset_update
 from kgmem.store.oxigraph import OxigraphStore
 
 __all__ = ["Floor", "Recorder", "record", "replay"]
@@ -39,7 +45,9 @@ class Recorder:
     reads: list[tuple[tuple[Any, ...], list[int]]] = field(default_factory=list)
     queries: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
     writes: list[list[ox.Quad]] = field(default_factory=list)
-    updates: int = 0
+    changes: list[Changeset] = field(default_factory=list)  # commits written as an update
+    updates: int = 0  # other SPARQL updates (not replayed)
+    changes_pending: bool = False  # the next update writes the last of ``changes``
 
     def quads_for_pattern(self, *args: Any) -> Iterator[ox.Quad]:
         found = self.inner.quads_for_pattern(*args)
@@ -61,8 +69,17 @@ class Recorder:
         self.inner.extend(quads)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.updates += self.on
+        if self.on and not self.changes_pending:
+            self.updates += 1
+        self.changes_pending = False
         self.inner.update(*args, **kwargs)
+
+    def changeset_update(self, changes: Changeset, **kwargs: Any) -> str:
+        """The adapter's ``changeset_update``, noting the commit it writes."""
+        if self.on:
+            self.changes.append(changes)
+            self.changes_pending = True
+        return changeset_update(changes, **kwargs)
 
     def __len__(self) -> int:
         return len(self.inner)
@@ -83,6 +100,7 @@ def record(store: object) -> Recorder:
         raise TypeError("the storage floor is measured on an on-disk OxigraphStore")
     recorder = Recorder(store._ox)  # a benchmark looks under the adapter
     store._store = recorder  # type: ignore[assignment]
+    adapter.changeset_update = recorder.changeset_update  # type: ignore[assignment]
     return recorder
 
 
@@ -121,9 +139,30 @@ def _renamed(graph: object, n: int) -> ox.NamedNode:
     return ox.NamedNode(f"{graph.value}-floor{n}")
 
 
+def _moved(quad: Quad, n: int) -> Quad:
+    return Quad(quad.subject, quad.predicate, quad.object, URIRef(f"{quad.graph}-floor{n}"))
+
+
+def _update(inner: ox.Store, changes: Changeset, n: int) -> float:
+    """Milliseconds ``changes`` take as the adapter writes them (one update), under fresh
+    graph names, with what it removes put there first."""
+    moved = Changeset.of(
+        [_moved(q, n) for q in changes.add],
+        [_moved(q, n) for q in changes.remove],
+        [URIRef(f"{g}-floor{n}") for g in changes.drop_graphs],
+    )
+    inner.extend([quad_to_ox(q) for q in moved.remove])
+    text = changeset_update(moved)
+    started = time.perf_counter()
+    inner.update(text)
+    return (time.perf_counter() - started) * 1000
+
+
 def replay(recorder: Recorder) -> Floor:
-    """Run the recorded operations again on the native store; medians of a few rounds."""
+    """Run the recorded operations again on the native store; medians of a few rounds.
+    The adapter writes its commits as it did before :func:`record`."""
     recorder.on = False
+    adapter.changeset_update = changeset_update
     inner = recorder.inner
     read_ms, query_ms = [], []
     for _ in range(_ROUNDS):
@@ -149,7 +188,8 @@ def replay(recorder: Recorder) -> Floor:
         ]
         started = time.perf_counter()
         inner.extend(quads)
-        write_ms.append((time.perf_counter() - started) * 1000)
+        spent = (time.perf_counter() - started) * 1000
+        write_ms.append(spent + sum(_update(inner, c, n) for c in recorder.changes))
         started = time.perf_counter()
         scratch.extend(quads)
         memory_ms.append((time.perf_counter() - started) * 1000)
@@ -157,11 +197,12 @@ def replay(recorder: Recorder) -> Floor:
         reads=len(recorder.reads),
         read_quads=sum(taken for _, (taken,) in recorder.reads),
         queries=len(recorder.queries),
-        commits=len(recorder.writes),
-        written=sum(len(batch) for batch in recorder.writes),
+        commits=len(recorder.writes) + len(recorder.changes),
+        written=sum(len(batch) for batch in recorder.writes)
+        + sum(len(c.add) + len(c.remove) for c in recorder.changes),
         updates=recorder.updates,
         read_ms=statistics.median(read_ms),
         query_ms=statistics.median(query_ms),
-        write_ms=statistics.median(write_ms) if recorder.writes else 0.0,
+        write_ms=statistics.median(write_ms) if recorder.writes or recorder.changes else 0.0,
         write_memory_ms=statistics.median(memory_ms) if recorder.writes else 0.0,
     )

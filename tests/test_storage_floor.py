@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rdflib import Literal, URIRef
 
-from kgmem.store import Changeset, Quad, QueryRegistry, UserGraphs
+from kgmem.store import Changeset, Quad, QueryRegistry, UserGraphs, oxigraph
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.vocab import KGM, RDF
 from tests.helpers import load_benchmark
@@ -57,6 +57,30 @@ def test_the_recorded_operations_are_the_ones_asked_for_and_replay_leaves_the_da
         assert sorted(store.quads(KG)) == sorted(before + _memory(99) + _memory(7))
         floor_graphs = [g for g in store.graphs() if str(g).startswith(f"{KG}-floor")]
         assert len(floor_graphs) == floor._ROUNDS  # one per replayed write
+    finally:
+        store.close()
+
+
+def test_a_commit_that_removes_is_replayed_as_the_same_update(tmp_path: Path) -> None:
+    store = OxigraphStore(tmp_path / "store")
+    try:
+        store.commit(Changeset.of([q for n in range(3) for q in _memory(n)]))
+        recorder = floor.record(store)
+        recorder.on = True
+        old = _memory(1)[1]
+        new = Quad(old.subject, old.predicate, Literal("memory 1, retitled"), KG)
+        store.commit(Changeset.of([new], [old]))  # a removal: one SPARQL update
+        found = floor.replay(recorder)
+
+        assert (found.commits, found.written, found.updates) == (1, 2, 0)
+        assert found.write_ms > 0
+        # each round added the new title and removed the old one, in a graph of its own
+        for n in range(floor._ROUNDS):
+            graph = URIRef(f"{KG}-floor{n}")
+            assert sorted(q.object for q in store.quads(graph)) == [new.object]
+        assert new in set(store.quads(KG)) and old not in set(store.quads(KG))
+        # the adapter writes through its own function again
+        assert oxigraph.changeset_update is floor.changeset_update
     finally:
         store.close()
 

@@ -186,9 +186,31 @@ def test_a_refresh_of_many_memories_reads_what_they_quote_once_and_equals_a_rebu
     assert index.refresh("alice", memories) == 0  # read again, unchanged
     assert reads.count("index/lexical_chat_messages") == 1, reads
     assert reads.count("index/lexical_quoted_messages") == 1, reads
-    assert reads.count("index/lexical_memories") == 2 * len(memories), reads  # kg, quarantine
+    # one read a memory: found in the kg graph, none is looked for among the quarantined
+    assert reads.count("index/lexical_memories") == len(memories), reads
     assert {str(m): index.doc("alice", str(m)) for m in memories} == rebuilt
     assert found(index, "friday") == [str(memories[0])]  # the message before, as context
+
+
+def test_a_refresh_finds_a_memory_in_whichever_graph_holds_it(world: World) -> None:
+    """A memory moved into quarantine (and back) is read from the graph it is in now: the
+    quarantine graph is looked in for the memories the kg graph does not hold."""
+    memory = remember(world, "Zephyr lives in Oslo", "zephyr moved to oslo")
+    index = LexicalIndex(world.store, QUERIES)
+    index.rebuild("alice")
+
+    def move(into: Any, out: Any) -> None:
+        held = [q for q in world.store.quads(out) if q.subject == memory]
+        assert held
+        world.store.commit(Changeset.of([q._replace(graph=into) for q in held], held))
+        index.refresh("alice", [memory])
+
+    move(ALICE.quarantine, ALICE.kg)
+    doc = index.doc("alice", str(memory))
+    assert doc is not None and doc.graph == str(ALICE.quarantine)
+    move(ALICE.kg, ALICE.quarantine)
+    doc = index.doc("alice", str(memory))
+    assert doc is not None and doc.graph == str(ALICE.kg)
 
 
 def test_refresh_keeps_the_latest_note_revision(world: World) -> None:
