@@ -3,6 +3,7 @@ repair after drift, per store size.
 
     .venv/bin/python benchmarks/scale.py [--memories 100000,1000000] [--users N]
                                           [--searches 1000] [--batches 20] [--home DIR]
+                                          [--no-drift]
 
 For each size, a store of N active memories spread evenly over ``--users`` users (1: all in
 one) is built on disk: each user's memories are ``search_latency.py``'s (people, places,
@@ -25,7 +26,8 @@ and saved). Then, timed from outside:
   backup leaves), and the server starts again: seconds to that user's first answered
   search ("drift s": from their saved search index, each hit checked with the store, while
   the repair runs behind), and to the end of the repair of their graph projection and
-  search index ("repair s": ``/health`` says nothing is left to repair);
+  search index ("repair s": ``/health`` says nothing is left to repair); ``--no-drift``
+  leaves this out (both print 0);
 - ``--batches`` 25-draft batches through the gate at the same size, in process
   (``batch_draft.run``: its own store of that size, one user), p50 beside the storage floor
   of the same batch replayed natively (``storage_floor.py``), and their ratio.
@@ -150,7 +152,9 @@ def _params(uid: str, query: Query) -> dict[str, Any]:
     return params
 
 
-def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> None:
+def measure(
+    home: Path, size: Size, casts: dict[str, Cast], searches: int, drift_too: bool = True
+) -> None:
     started = time.perf_counter()
     with served(home, start_within=START_WITHIN) as server:
         first = next(iter(casts))
@@ -173,6 +177,15 @@ def measure(home: Path, size: Size, casts: dict[str, Cast], searches: int) -> No
                     if answer.status_code == 200:
                         size.found += len(answer.json()["results"])
         size.rss_after_mb = rss_bytes(server.pid) / 2**20
+    s = size.search_ms
+    print(
+        f"  start {size.start_s:.1f} s, RSS {size.rss_start_mb:.0f} / {size.rss_after_mb:.0f} MB,"
+        f" search p50/p95/p99 {percentile(s, 50):.1f} / {percentile(s, 95):.1f} /"
+        f" {percentile(s, 99):.1f} ms, {size.failed} failed",
+        flush=True,
+    )
+    if not drift_too:
+        return
     drifted = next(reversed(casts))
     drift(home, drifted)
     started = time.perf_counter()
@@ -236,6 +249,11 @@ def main() -> None:
     parser.add_argument(
         "--home", type=Path, help="build here and keep it (one size; reused when built)"
     )
+    parser.add_argument(
+        "--no-drift",
+        action="store_true",
+        help="skip the forced drift (one user holding 1M: its repair rebuilds 1M memories)",
+    )
     args = parser.parse_args()
     sizes = [Size(int(n), args.users) for n in args.memories.split(",")]
     header = (
@@ -258,7 +276,7 @@ def main() -> None:
                 f"{size.projection_s:.0f} s, {size.disk_mb:.0f} MB",
                 flush=True,
             )
-            measure(home, size, casts, args.searches)
+            measure(home, size, casts, args.searches, drift_too=not args.no_drift)
             if args.batches:
                 print("  the 25-draft batch at this size (batch_draft.py, in process):")
                 samples, _, _, _, _, floor = batch_draft.run(
