@@ -57,10 +57,11 @@ from kgmem.memory.decider import (
 from kgmem.memory.decisions import Decisions
 from kgmem.memory.entities import EntityResolver, self_entity
 from kgmem.memory.existing import ActiveClaims
+from kgmem.memory.grounding import BatchNames, batch_names
 from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
 from kgmem.memory.overlay import BatchView
-from kgmem.memory.planning import DraftPlan, PlanContext, plan_draft
+from kgmem.memory.planning import DraftPlan, PlanContext, grounding_context, plan_draft
 from kgmem.memory.prepass import ExistingClaim, slots
 from kgmem.memory.refs import UnknownRef, resolve_refs
 from kgmem.memory.source_inputs import MessageIn
@@ -139,14 +140,15 @@ class WriteGate:
         with self._store.transaction() as tx, self._sources.once():
             view = BatchView(self._store)
             works: list[Work] = []
+            batch = self.batch(uid, drafts, account)
             for index, draft in enumerate(drafts):
-                drafts[index] = self._reported(uid, draft)
+                drafts[index] = draft = self._reported(uid, draft)
                 works.append(
-                    self.decide(uid, index, drafts[index], actor, mode, account, store=view)
+                    self.decide(uid, index, draft, actor, mode, account, store=view, batch=batch)
                 )
                 view.apply(works[-1].change_add, works[-1].change_remove)
             if view and not self._validation.validate(uid, view.changeset()).conforms:
-                view = self._one_by_one(uid, drafts, works, actor, mode, account)
+                view = self._one_by_one(uid, drafts, works, actor, mode, account, batch)
             change = view.changeset()
             tx.remove(*change.remove)
             tx.add(*change.add)
@@ -187,6 +189,7 @@ class WriteGate:
         actor: Actor,
         mode: WriteMode,
         account: str,
+        batch: BatchNames | None,
     ) -> BatchView:
         """Validate each draft against the ones accepted before it; once one is refused, the
         later ones were decided with it in view, so they are decided again. ``works`` is
@@ -195,7 +198,9 @@ class WriteGate:
         stale = False
         for index, draft in enumerate(drafts):
             if stale:
-                works[index] = self.decide(uid, index, draft, actor, mode, account, store=view)
+                works[index] = self.decide(
+                    uid, index, draft, actor, mode, account, store=view, batch=batch
+                )
             work = works[index]
             works[index] = self.validated(uid, index, work, store=view)
             if works[index] is not work:
@@ -239,6 +244,7 @@ class WriteGate:
         effective: EffectiveOntology | None = None,
         needs_terms: Sequence[URIRef] = (),
         store: TripleStore | None = None,
+        batch: BatchNames | None = None,
     ) -> Work:
         """Plan and decide one draft against the store as it is (or as ``store``, a
         :class:`BatchView`, shows it); nothing is validated or written. Consolidation's
@@ -252,7 +258,9 @@ class WriteGate:
         except UnknownRef as exc:
             reason = f"source_refs[{exc.index}]: {exc}"
             return Work([], [], ItemResult(index, Outcome.REFUSED, reasons=(reason,)))
-        plan, effective = self.plan(uid, draft, account, resolver=resolver, effective=effective)
+        plan, effective = self.plan(
+            uid, draft, account, resolver=resolver, effective=effective, batch=batch
+        )
         plan.needs_terms += [t for t in needs_terms if t not in plan.needs_terms]
         if not plan.grounded:
             reasons = tuple(plan.refusals) or ("no evidence",)
@@ -271,9 +279,11 @@ class WriteGate:
         *,
         resolver: EntityResolver | None = None,
         effective: EffectiveOntology | None = None,
+        batch: BatchNames | None = None,
     ) -> tuple[DraftPlan, EffectiveOntology]:
         """``draft`` grounded, typed and resolved (see :func:`plan_draft`), and the ontology
-        it was planned against."""
+        it was planned against; ``batch``: the names of the batch it came in (see
+        :meth:`batch`)."""
         sources, previous = self.sources_of(uid, draft)
         effective = effective or self._ontology.effective(uid)
         ctx = PlanContext(
@@ -287,8 +297,22 @@ class WriteGate:
             self._order,
             self.history_of(uid, sources),
             self.user_names(uid, account),
+            batch,
         )
         return plan_draft(draft, ctx), effective
+
+    def batch(self, uid: str, drafts: Sequence[DraftMemory], account: str) -> BatchNames | None:
+        """What the caller knows across ``drafts`` when there are several: their chats are
+        read once with all their names (a draft's names are the caller's knowledge for the
+        others too), not once a draft with its own (a fifth of a 25-draft batch)."""
+        if len(drafts) < 2:
+            return None
+        effective, names = self._ontology.effective(uid), self.user_names(uid, account)
+        contexts = [
+            (d.claims, grounding_context(d, account, {}, user_names=names, effective=effective))
+            for d in drafts
+        ]
+        return batch_names(contexts)
 
     def existing(
         self,

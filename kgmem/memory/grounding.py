@@ -28,7 +28,7 @@ Refusals are results (:class:`Refusal`), never exceptions.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
@@ -42,6 +42,7 @@ from kgmem.memory.grounding_types import (
     DEFAULT_AUTHORITY_ORDER,
     SUPPORT_CONFIDENCE_CAPS,
     SUPPORT_ORDER,
+    BatchNames,
     GroundedEvidence,
     GroundingContext,
     GroundingResult,
@@ -70,11 +71,13 @@ __all__ = [
     "AUTHORITY_CONFIDENCE_CAPS",
     "DEFAULT_AUTHORITY_ORDER",
     "SUPPORT_CONFIDENCE_CAPS",
+    "BatchNames",
     "GroundedEvidence",
     "GroundingContext",
     "GroundingResult",
     "Refusal",
     "RefusalCode",
+    "batch_names",
     "ground_claim",
     "locate_quote",
     "mentions",
@@ -162,18 +165,41 @@ def reading(rec: SourceRecord, claim: ClaimDraft, ctx: GroundingContext) -> Read
     voices = [(_voice(r), r.speaker) for r in records]
     humans = {speaker for voice, speaker in voices if voice is Voice.USER}
     turns = [Turn(r.text, _speaker(r, ctx, len(humans) == 1)) for r in records]
-    known: dict[str, tuple[str, ...]] = dict(ctx.entities)
-    for term in (claim.subject, claim.object):
-        if term is not None and not ctx.resolve(term).is_user:
-            known.setdefault(term, ())
+    known = caller_names([claim], ctx) if ctx.batch is None else ctx.batch.names
+    kinds = ctx.kinds if ctx.batch is None else ctx.batch.kinds
     user = (ctx.user, *ctx.user_aliases) if ctx.user else ()
     discourse = _discourse(
         tuple(turns),
         tuple(sorted((k, tuple(v)) for k, v in known.items())),
-        tuple(sorted(ctx.kinds.items(), key=lambda kv: kv[0])),
+        tuple(sorted(kinds.items(), key=lambda kv: kv[0])),
         tuple(user),
     )
     return Reading(discourse, next(i for i, r in enumerate(records) if r.iri == rec.iri))
+
+
+def caller_names(claims: Iterable[ClaimDraft], ctx: GroundingContext) -> dict[str, tuple[str, ...]]:
+    """The names the caller gives with ``claims``: the draft's entities (with their
+    aliases) and the claims' subjects and objects, those that are the user left out."""
+    known: dict[str, tuple[str, ...]] = dict(ctx.entities)
+    for claim in claims:
+        for term in (claim.subject, claim.object):
+            if term is not None and not ctx.resolve(term).is_user:
+                known.setdefault(term, ())
+    return known
+
+
+def batch_names(contexts: Sequence[tuple[Sequence[ClaimDraft], GroundingContext]]) -> BatchNames:
+    """What a batch's drafts (each its claims and grounding context) know together: their
+    names, aliases merged, and the kinds they agree on."""
+    names: dict[str, tuple[str, ...]] = {}
+    kinds: dict[str, Kind | None] = {}
+    for claims, ctx in contexts:
+        for name, aliases in caller_names(claims, ctx).items():
+            names[name] = tuple(dict.fromkeys((*names.get(name, ()), *aliases)))
+        for name, kind in ctx.kinds.items():
+            kinds[name] = kind if kinds.get(name, kind) is kind else None
+    agreed = {name: kind for name, kind in kinds.items() if kind is not None}
+    return BatchNames(names, agreed)
 
 
 @lru_cache(maxsize=64)

@@ -135,6 +135,17 @@ class GroundingResult:
 
 
 @dataclass(frozen=True)
+class BatchNames:
+    """What the caller knows across a batch of drafts: every draft's entity names (with
+    their aliases) and claim terms, the user's left out, and the kinds the drafts give
+    those names (a name two drafts give different kinds has none). A batch's drafts cite
+    the same chat: it is read once with these names for all of them, not once a draft."""
+
+    names: Mapping[str, tuple[str, ...]]
+    kinds: Mapping[str, Kind]
+
+
+@dataclass(frozen=True)
 class GroundingContext(NameBook):
     """Who "I" and "you" are, which names are aliases, what came before a user message.
 
@@ -146,12 +157,15 @@ class GroundingContext(NameBook):
     ``history``: message IRI -> its chat around it, the message included, in turn order (a
     window of it): whom its pronouns, first names and descriptions mean, who its speaker
     introduced themselves as. ``kinds``: names the caller knows to be persons or things.
+    ``batch``: the names of the whole batch the draft came in, when it came with others:
+    its chats are read with those.
     """
 
     previous: Mapping[URIRef, SourceRecord] = field(default_factory=dict)
     recall_tools: frozenset[str] = RECALL_TOOLS
     history: Mapping[URIRef, tuple[SourceRecord, ...]] = field(default_factory=dict)
     kinds: Mapping[str, Kind] = field(default_factory=dict)
+    batch: BatchNames | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

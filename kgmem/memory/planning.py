@@ -34,6 +34,7 @@ from kgmem.memory.entities import (
     type_clashes,
 )
 from kgmem.memory.grounding import (
+    BatchNames,
     GroundedEvidence,
     GroundingContext,
     GroundingResult,
@@ -105,6 +106,7 @@ class PlanContext:
     order: Sequence[Authority] = DEFAULT_AUTHORITY_ORDER
     history: Mapping[URIRef, tuple[SourceRecord, ...]] = field(default_factory=dict)
     user_names: tuple[str, ...] = ()
+    batch: BatchNames | None = None  # the names of the batch the draft came in with others
 
 
 def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
@@ -117,6 +119,7 @@ def plan_draft(draft: DraftMemory, ctx: PlanContext) -> DraftPlan:
         history=ctx.history,
         user_names=ctx.user_names,
         effective=ctx.effective,
+        batch=ctx.batch,
     )
     tied = mention_context(draft, ctx.sources.values(), ctx.effective)
     if not draft.claims:
@@ -155,6 +158,7 @@ def grounding_context(
     history: Mapping[URIRef, tuple[SourceRecord, ...]] | None = None,
     user_names: Sequence[str] = (),
     effective: EffectiveOntology | None = None,
+    batch: BatchNames | None = None,
 ) -> GroundingContext:
     """Who "I" is and which names are aliases, as grounding sees a draft: the user's names
     (the account's and those their entity took), the draft's entities (persons or things,
@@ -177,6 +181,7 @@ def grounding_context(
         previous=previous,
         history=history or {},
         kinds=kinds,
+        batch=batch,
     )
 
 
