@@ -177,3 +177,12 @@ def memory_state(services: Services, uid: str) -> tuple[set[Quad], dict[str, str
             lines = str(text.object).split("\n")
             texts[str(quad.object)] = "\n".join(x for x in lines if not x.startswith("revision: "))
     return quads, texts
+
+
+def load_realistic() -> ModuleType:
+    """``realistic_data``, with the benchmark modules the realistic suite's runners import by
+    name loaded first (``load_benchmark`` then gives any of them)."""
+    for sibling in ("correctness_core", "correctness_pass", "correctness_world", "recall_support"):
+        load_benchmark(sibling)
+    load_benchmark("correctness")
+    return load_benchmark("realistic_data")

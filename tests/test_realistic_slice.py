@@ -25,17 +25,13 @@ from kgmem.api.services import Services, build_services
 from kgmem.clock import FixedClock
 from kgmem.config import load_settings
 from kgmem.memory.gate import ItemResult, Outcome
-from tests.helpers import load_benchmark
+from tests.helpers import load_benchmark, load_realistic
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DATA = Path(__file__).resolve().parents[1] / "benchmarks" / "realistic"
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo10.json"
 
-# siblings first: a benchmark module imports the others by name
-for _sibling in ("correctness_core", "correctness_pass", "correctness_world", "recall_support"):
-    load_benchmark(_sibling)
-load_benchmark("correctness")
-data = load_benchmark("realistic_data")
+data = load_realistic()
 runs = load_benchmark("realistic_run")
 state = load_benchmark("realistic_state")
 passes = load_benchmark("correctness_pass")

@@ -17,13 +17,10 @@ from kgmem.memory.discourse import Discourse, Kind
 from kgmem.memory.gate import Outcome, WriteGate
 from kgmem.memory.grounding import GroundingContext, batch_names
 from kgmem.memory.model import ClaimDraft
-from tests.helpers import load_benchmark
+from tests.helpers import load_benchmark, load_realistic
 from tests.memory.world import World, claim_draft
 
-for _sibling in ("correctness_core", "correctness_pass", "correctness_world", "recall_support"):
-    load_benchmark(_sibling)
-load_benchmark("correctness")
-data = load_benchmark("realistic_data")
+data = load_realistic()
 core = load_benchmark("correctness_core")
 support = load_benchmark("recall_support")
 
@@ -77,31 +74,21 @@ def _batch(world: World) -> list[dict[str, Any]]:
         world.say("user", "And I finally joined the Tejo Runners club."),
     ]
     person, org, place = "schema:Person", "schema:Organization", "schema:Place"
+    said_of = [  # (message, quote, subject, predicate, object, entity types)
+        (0, "Maya moved to Lisbon", "Maya", "homeLocation", "Lisbon", [person, place]),
+        (2, "Ravi works at Globex now", "Ravi", "worksFor", "Globex", [person, org]),
+        (3, "I finally joined the Tejo Runners club", "I", "memberOf", "Tejo Runners", [org]),
+    ]
     return [
         claim_draft(
-            said[0],
-            "Maya moved to Lisbon",
-            "Maya",
-            "schema:homeLocation",
-            types={"Maya": person, "Lisbon": place},
-            object="Lisbon",
-        ),
-        claim_draft(
-            said[2],
-            "Ravi works at Globex now",
-            "Ravi",
-            "schema:worksFor",
-            types={"Ravi": person, "Globex": org},
-            object="Globex",
-        ),
-        claim_draft(
-            said[3],
-            "I finally joined the Tejo Runners club",
-            "I",
-            "schema:memberOf",
-            types={"Tejo Runners": org},
-            object="Tejo Runners",
-        ),
+            said[n],
+            quote,
+            subject,
+            f"schema:{predicate}",
+            types=dict(zip([t for t in (subject, obj) if t != "I"], types, strict=True)),
+            object=obj,
+        )
+        for n, quote, subject, predicate, obj, types in said_of
     ]
 
 
