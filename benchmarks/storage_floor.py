@@ -133,14 +133,19 @@ class Floor:
         ]
 
 
+def _floor_graph(graph: str, n: int) -> str:
+    """The fresh graph round ``n`` writes ``graph``'s quads to."""
+    return f"{graph}-floor{n}"
+
+
 def _renamed(graph: object, n: int) -> ox.NamedNode:
     if not isinstance(graph, ox.NamedNode):
         raise TypeError("kgmem writes only to named graphs")
-    return ox.NamedNode(f"{graph.value}-floor{n}")
+    return ox.NamedNode(_floor_graph(graph.value, n))
 
 
 def _moved(quad: Quad, n: int) -> Quad:
-    return Quad(quad.subject, quad.predicate, quad.object, URIRef(f"{quad.graph}-floor{n}"))
+    return quad._replace(graph=URIRef(_floor_graph(str(quad.graph), n)))
 
 
 def _update(inner: ox.Store, changes: Changeset, n: int) -> float:
@@ -149,7 +154,7 @@ def _update(inner: ox.Store, changes: Changeset, n: int) -> float:
     moved = Changeset.of(
         [_moved(q, n) for q in changes.add],
         [_moved(q, n) for q in changes.remove],
-        [URIRef(f"{g}-floor{n}") for g in changes.drop_graphs],
+        [URIRef(_floor_graph(str(g), n)) for g in changes.drop_graphs],
     )
     inner.extend([quad_to_ox(q) for q in moved.remove])
     text = changeset_update(moved)
