@@ -154,6 +154,7 @@ _PLAIN = RankWeights(
     usage=0.0,
     confidence=0.0,
     pinned=0.0,
+    unaccepted=0.0,
 )
 ABLATIONS: dict[str, Ablation] = {
     "no context field": (None, {"context": 0}),
@@ -167,6 +168,7 @@ ABLATIONS: dict[str, Ablation] = {
     "no temporal cue": (RankWeights(temporal=1.0), None),
     "no recency": (RankWeights(recency=0.0), None),
     "no strength/usage/conf.": (RankWeights(strength=0.0, usage=0.0, confidence=0.0), None),
+    "unaccepted weigh the same": (RankWeights(unaccepted=0.0), None),  # pending, quarantined
     "plain BM25 of the memory": (_PLAIN, {"context": 0, "reply": 0}),
     "no dense vectors": (RankWeights(meaning=0.0), None),  # a no-op without --embeddings
 }

@@ -6,11 +6,15 @@
   of clearly different matches and a document that does not match never appears; with the
   embedding extra, the 50 documents nearest the query in meaning (cosine >= 0.3) are
   candidates too, with w_meaning x cosine x the best BM25 added before dividing;
-- prior = 1 + w_recency*recency + w_strength*strength + w_usage*usage
-  + w_confidence*(confidence - 0.5) + w_pinned*pinned, each signal in 0..1: recency halves
-  every 30 days since the latest of recorded, last used and occurred; strength is the memory's
-  current (decayed) strength over 2; usage is log(1 + uses) / log(11), capped at 1. Pages and
-  notes take a fresh memory's values (strength 1, confidence 0.8) so they are not penalized;
+- prior = (1 + w_recency*recency + w_strength*strength + w_usage*usage
+  + w_confidence*(confidence - 0.5) + w_pinned*pinned) x standing, each signal in 0..1:
+  recency halves every 30 days since the latest of recorded, last used and occurred; strength
+  is the memory's current (decayed) strength over 2; usage is log(1 + uses) / log(11), capped
+  at 1. Pages and notes take a fresh memory's values (strength 1, confidence 0.8) so they are
+  not penalized. standing is (1 - w_unaccepted) for a memory the gate has not accepted
+  (proposed, pending review, quarantined: what only a caller asking for those statuses sees),
+  else 1: between a checked memory and an unchecked one that match alike, the checked one
+  comes first (an agent's own prose, pending, restates what the user said at length);
 - temporal: 1.5 when the query names a period the document falls in, else 1;
 - context = (1 + w_named*named) x (1 + w_conversation*conversation) x (1 + w_when*when):
   named when the query names an entity the memory is about (by a word of its name or
@@ -22,8 +26,9 @@
 - interrogative: (1 - w_question) for a memory that is itself a question ("Did you make
   it?") when the query is one: a question rarely answers another.
 
-The prior spans about 0.9..2.0: it reorders near-equal matches by how useful the memory has
-been, but a pinned, much-cited memory that barely matches cannot bury one that matches well.
+The prior of an accepted memory spans about 0.9..2.0: it reorders near-equal matches by how
+useful the memory has been, but a pinned, much-cited memory that barely matches cannot bury one
+that matches well.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kgmem.index.lexical import LexicalDoc, analyze
-from kgmem.index.lexical.facts import CHATS
+from kgmem.index.lexical.facts import ANY_FORM, CHATS, Form
+from kgmem.memory.model import MemoryStatus
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.retrieval.temporal import TimeCue
 
@@ -55,6 +61,9 @@ __all__ = [
 ]
 
 _DAY = 86400.0
+_UNACCEPTED = frozenset(
+    s.value for s in (MemoryStatus.PROPOSED, MemoryStatus.PENDING, MemoryStatus.QUARANTINED)
+)
 Floats = NDArray[np.float64]
 
 
@@ -71,13 +80,14 @@ class RankWeights:
     when: float = 0.5
     question: float = 0.2
     related: float = 0.25
+    unaccepted: float = 0.4  # a memory not accepted (yet) weighs 1 - this
     meaning: float = 0.25  # dense vectors, with the embedding extra only
     recency_half_life_days: float = 30.0
     fresh_confidence: float = 0.8  # what pages and notes count as
 
     @property
     def ceiling(self) -> float:
-        """The largest prior any document can have."""
+        """The largest prior any document can have (an accepted one's)."""
         top = self.recency + self.strength + self.usage + self.pinned
         return 1 + top + self.confidence * 0.5
 
@@ -135,7 +145,7 @@ class Priors:
             if len(self._kept) >= self._capacity:
                 self._kept.clear()
             found = self._kept[id(doc)] = (weakref.ref(doc), self._constants(doc))
-        fixed, times, strength, pinned, idle_from = found[1]
+        fixed, times, strength, pinned, idle_from, standing = found[1]
         weights, at = self._weights, now.timestamp()
         latest = max((t for t in times if t <= at), default=None)
         recency = (
@@ -146,12 +156,19 @@ class Priors:
         current = (
             1.0 if idle_from is None else self._policy.decayed(strength, pinned, at - idle_from)
         )
-        return fixed + weights.recency * recency + weights.strength * min(current / 2.0, 1.0)
+        prior = fixed + weights.recency * recency + weights.strength * min(current / 2.0, 1.0)
+        return prior * standing
 
-    def bounds(self, rows: NDArray[Any], now: datetime) -> Floats:
+    def standing(self, status: str | None) -> float:
+        """What a document of ``status`` weighs (see the module docstring)."""
+        return 1 - self._weights.unaccepted if status in _UNACCEPTED else 1.0
+
+    def bounds(self, rows: NDArray[Any], now: datetime, forms: Sequence[Form] = ()) -> Floats:
         """The prior at ``now`` of the documents of these facts ``rows``
-        (:mod:`kgmem.index.lexical.facts`), as :meth:`__call__` gives it, over columns; a
-        hair above it (1e-9), so that float rounding never makes it a lower bound."""
+        (:mod:`kgmem.index.lexical.facts`; ``forms``: their forms' table, for the status),
+        as :meth:`__call__` gives it, over columns; a hair above it (1e-9), so that float
+        rounding never makes it a lower bound. A row whose form is not in ``forms`` counts
+        as accepted: the most it can weigh."""
         weights, at = self._weights, now.timestamp()
         pinned = rows["pinned"].astype(bool)
         usage = np.minimum(np.log1p(rows["use"]) / math.log(11), 1.0)
@@ -178,7 +195,10 @@ class Priors:
             )
         current = np.where(rows["decays"].astype(bool), decayed, 1.0)
         prior = fixed + weights.recency * recency + weights.strength * np.minimum(current / 2, 1.0)
-        return np.asarray(prior * (1 + 1e-9), dtype=np.float64)
+        table = np.array([self.standing(form[2]) for form in forms] + [1.0], dtype=np.float64)
+        codes = rows["form"].astype(np.int64)
+        standing = table[np.where((codes == ANY_FORM) | (codes >= len(forms)), len(forms), codes)]
+        return np.asarray(prior * standing * (1 + 1e-9), dtype=np.float64)
 
     def _constants(self, doc: LexicalDoc) -> _Constants:
         weights = self._weights
@@ -192,16 +212,17 @@ class Priors:
         times = tuple(
             t.timestamp() for t in (doc.recorded_at, doc.last_used_at, doc.occurred_at) if t
         )
+        standing = self.standing(doc.status)
         if doc.memory_kind is None or doc.status is None or doc.recorded_at is None:
-            return fixed, times, 1.0, False, None  # pages and notes count as a fresh memory
+            return fixed, times, 1.0, False, None, standing  # pages and notes: a fresh memory
         since = doc.last_used_at or doc.recorded_at
         strength = 1.0 if doc.strength is None else doc.strength
-        return fixed, times, strength, doc.pinned, since.timestamp()
+        return fixed, times, strength, doc.pinned, since.timestamp(), standing
 
 
 # (usage, confidence and pinned terms + 1; recorded/used/occurred times; stored strength;
-# pinned; when idleness started, None for pages and notes)
-_Constants = tuple[float, tuple[float, ...], float, bool, float | None]
+# pinned; when idleness started, None for pages and notes; standing)
+_Constants = tuple[float, tuple[float, ...], float, bool, float | None, float]
 
 
 def prior_reasons(doc: LexicalDoc, now: datetime) -> list[str]:

@@ -359,7 +359,7 @@ class MemorySearch:
         """An upper bound of the factor each of ``chunk``'s documents multiplies its
         relevance by (prior x temporal x context), from the index's facts."""
         rows = facts.rows[np.array([slot for _, _, slot in chunk], dtype=np.int64)]
-        prior = self._priors.bounds(rows, now) * temporal
+        prior = self._priors.bounds(rows, now, facts.forms) * temporal
         return list((prior * query.bounds(rows, facts.chats, self._weights)).tolist())
 
     def _live(self, uid: str, doc: LexicalDoc) -> bool:

@@ -59,12 +59,18 @@ def expected(doc: LexicalDoc, now: datetime) -> float:
         )
         strength = POLICY.current(record, now)
     confidence = WEIGHTS.fresh_confidence if doc.confidence is None else doc.confidence
-    return 1 + (
-        WEIGHTS.recency * recency
-        + WEIGHTS.strength * min(strength / 2, 1.0)
-        + WEIGHTS.usage * min(math.log1p(doc.use_count) / math.log(11), 1.0)
-        + WEIGHTS.confidence * (confidence - 0.5)
-        + WEIGHTS.pinned * doc.pinned
+    # a memory the gate has not accepted weighs less, whatever else it holds
+    unaccepted = doc.status in ("proposed", "pending", "quarantined")
+    standing = 1 - WEIGHTS.unaccepted if unaccepted else 1.0
+    return standing * (
+        1
+        + (
+            WEIGHTS.recency * recency
+            + WEIGHTS.strength * min(strength / 2, 1.0)
+            + WEIGHTS.usage * min(math.log1p(doc.use_count) / math.log(11), 1.0)
+            + WEIGHTS.confidence * (confidence - 0.5)
+            + WEIGHTS.pinned * doc.pinned
+        )
     )
 
 
@@ -77,6 +83,9 @@ def expected(doc: LexicalDoc, now: datetime) -> float:
         memory(occurred_at=NOW + timedelta(days=3)),  # a future moment does not count as recent
         memory(occurred_at=NOW - timedelta(hours=5), confidence=0.3),
         memory(recorded_at=NOW + timedelta(days=1)),  # nothing in the past: no recency
+        memory(status="pending", use_count=3),  # an agent's prose awaiting review
+        memory(status="quarantined", pinned=True),
+        memory(status="archived"),  # accepted once: not weighed down
         LexicalDoc("urn:p", "page", "p", "urn:g", "", recorded_at=NOW - timedelta(days=3)),
     ],
 )
@@ -109,13 +118,13 @@ def test_the_memo_is_bounded_and_keeps_no_document() -> None:
     assert "secret" not in repr(priors._kept) and "urn:m" not in repr(priors._kept)
 
 
-def _rows(docs: list[LexicalDoc]) -> tuple[Any, list[str]]:
-    """The index's facts rows of ``docs`` (as a shard holds them) and its chats table."""
+def _rows(docs: list[LexicalDoc]) -> tuple[Any, list[str], Any]:
+    """The index's facts rows of ``docs`` (as a shard holds them), its chats and forms."""
     shard = Shard(FIELD_WEIGHTS)
     for n, doc in enumerate(docs):
         shard.add(replace(doc, id=f"urn:m{n}"))
     view = shard.slots.facts.view()
-    return view.rows, view.chats
+    return view.rows, view.chats, view.forms
 
 
 _times = st.one_of(
@@ -134,7 +143,9 @@ def _docs(draw: st.DrawFn) -> LexicalDoc:
         "urn:g",
         "",
         memory_kind=None if page else draw(st.sampled_from(["semantic", "episodic"])),
-        status=None if page else draw(st.sampled_from(["active", "pending", None])),
+        status=None
+        if page
+        else draw(st.sampled_from(["active", "pending", "quarantined", "archived", None])),
         confidence=draw(st.one_of(st.none(), st.floats(0, 1))),
         strength=draw(st.one_of(st.none(), st.floats(0, 4))),
         pinned=draw(st.booleans()),
@@ -182,8 +193,8 @@ def test_the_bounds_from_the_index_facts_are_never_below_the_factors(
         names,
     )
     priors = Priors(POLICY, WEIGHTS)
-    rows, table = _rows(docs)
-    prior = priors.bounds(rows, now)
+    rows, table, forms = _rows(docs)
+    prior = priors.bounds(rows, now, forms)
     both = prior * query.bounds(rows, table, WEIGHTS)
     for n, doc in enumerate(docs):
         exact = priors(doc, now)

@@ -220,3 +220,26 @@ def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(
         writer.join()
     # nothing read while it was busy was kept: the next search expands
     assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
+
+
+def test_what_the_gate_has_not_accepted_ranks_after_what_it_has(world: World) -> None:
+    """An agent's own turn lands pending: it restates the user's words at length, so it
+    matches a query as well as the user's turn, or better; the checked memory comes first."""
+    said = turn_memory(world, "trip", "Booked my flight for May 3rd, finally.")
+    text = "Great, your Lisbon flight is booked! Shall I plan the days in Lisbon too?"
+    reply = world.say("assistant", text, chat="trip")
+    draft = {"kind": "episodic", "title": text, "occurred_at": "2026-01-01T10:01:00Z"}
+    [item] = world.draft({**draft, "evidence": [{"source": reply, "quote": text}]})
+    assert item.outcome is Outcome.PENDING and item.memory is not None, item
+    both = ("active", "pending")
+    hits = searcher(world).memory_search("alice", "Lisbon flight", statuses=both)
+    off = searcher(world, unaccepted=0.0).memory_search("alice", "Lisbon flight", statuses=both)
+    assert [h.id for h in off] == [str(item.memory), str(said)]  # it matches better
+    assert [h.id for h in hits] == [str(said), str(item.memory)]
+    assert by_id(hits)[str(item.memory)].score == pytest.approx(
+        0.6 * by_id(off)[str(item.memory)].score, rel=1e-6
+    )
+    assert "status pending" in by_id(hits)[str(item.memory)].why
+    # a default search reads only what was accepted, weighed as before
+    [alone] = searcher(world).memory_search("alice", "Lisbon flight")
+    assert alone.id == str(said)
