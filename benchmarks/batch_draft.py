@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/batch_draft.py [--memories 10000,100000] [--batches 20]
                                                 [--profile FILE] [--profile-drain FILE]
-                                                [--floor]
+                                                [--floor] [--home DIR]
 
 For each N, an on-disk store (as the server runs it, built by ``build_services``) is filled
 with N active memories by bulk-loading their quads: each memory has one claim on resolved
@@ -25,12 +25,15 @@ lexical index catches up first; the graph projection follows in the drain, ``dra
 ``--floor`` records the storage operations of the last timed batch at each size and replays
 them natively on the same store (see ``storage_floor.py``): what the on-disk store alone
 costs that batch, under any code. ``KGMEM_VAULT=off`` in the environment measures without
-pages following the writes (they are on by default, as the server runs).
+pages following the writes (they are on by default, as the server runs). ``--home DIR``
+builds the store there and keeps it (one size): a later run measures it again without the
+build (an hour or more at a million), with batches it has not drafted before (``kept.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import os
@@ -63,7 +66,9 @@ from kgmem.vocab import KGM, RDF, SDO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from storage_floor import Floor, record, replay
+from kept import keep, kept
+from storage_floor import Floor, replay
+from storage_floor import record as record_storage
 
 USER, ACCOUNT = "alice", "Alice"
 GRAPHS = UserGraphs(USER)
@@ -282,13 +287,21 @@ def run(
     profile: cProfile.Profile | None,
     drain_profile: cProfile.Profile | None = None,
     floor: bool = False,
+    home: Path | None = None,
 ) -> tuple[list[float], list[float], list[float], list[float], Counter[str], Floor | None]:
-    with tempfile.TemporaryDirectory() as tmp:
+    """Time ``batches`` batches (after two warm-up ones) over a store of ``n`` memories: built
+    in a temporary directory, or kept in ``home`` (built there once; see ``kept.py``)."""
+    with contextlib.ExitStack() as stack:
+        where = home or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        where.mkdir(parents=True, exist_ok=True)
+        world, built = World(n), {"memories": n}
+        record = kept(where, built) if home is not None else None  # before a store is made
         vault = {k: v for k, v in os.environ.items() if k == "KGMEM_VAULT"}  # on by default
-        settings = load_settings(env={"KGMEM_HOME": tmp, **vault})
+        settings = load_settings(env={"KGMEM_HOME": str(where), **vault})
         services = build_services(settings)
-        try:
-            world = World(n)
+        stack.callback(gc.unfreeze)
+        stack.callback(services.close)
+        if record is None:
             seconds = build(services, world)
             print(f"  built {n} memories ({services.store.count()} quads) in {seconds:.1f} s")
             # a bulk load bypasses the change feed: project it as a restart would, so a
@@ -297,52 +310,53 @@ def run(
             services.projection.rebuild(USER)
             services.lexical.rebuild(USER)
             print(f"  projection and index rebuilt in {time.perf_counter() - started:.1f} s")
-            gc.collect()  # as the server does once start-up built everything (kgmem.api.app)
-            gc.freeze()
-            if drain_profile is not None:  # drain in this thread, where the profiler looks
-                services.feed.stop()
-            outcomes: Counter[str] = Counter()
-            samples, drains, cpus, searches = [], [], [], []
-            recorder = record(services.store) if floor else None
-            for b in range(batches + 2):
-                drafts = batch(world, services, b)
-                written = _plan(world, b, 1)[1][0][2]  # a new entity the batch creates
-                services.feed.drain(USER)  # the messages' own drain does not run in the timing
-                if profile is not None and b >= 2:
-                    profile.enable()
-                if recorder is not None:
-                    recorder.on = b == batches + 1
-                started, cpu = time.perf_counter(), time.thread_time()
-                result = services.gate.draft(USER, drafts, account_name=ACCOUNT)
-                elapsed = (time.perf_counter() - started) * 1000
-                spent = (time.thread_time() - cpu) * 1000
-                if profile is not None:
-                    profile.disable()
-                if recorder is not None:
-                    recorder.on = False
-                started = time.perf_counter()  # an agent reads its own write at once
-                hits = services.search.memory_search(USER, written)
-                searched = (time.perf_counter() - started) * 1000
-                if not any(written in h.title for h in hits):
-                    raise AssertionError(f"batch {b}: a search right after it missed {written}")
-                if drain_profile is not None and b >= 2:
-                    drain_profile.enable()
-                started = time.perf_counter()  # the projection and index catch up, apart
-                services.feed.drain(USER)
-                drained = (time.perf_counter() - started) * 1000
-                if drain_profile is not None:
-                    drain_profile.disable()
-                if b >= 2:  # two warm-up batches
-                    samples.append(elapsed)
-                    cpus.append(spent)
-                    drains.append(drained)
-                    searches.append(searched)
-                    outcomes.update(i.outcome.value for i in result.items)
-            found = replay(recorder) if recorder is not None else None
-            return samples, cpus, searches, drains, outcomes, found
-        finally:
-            services.close()
-            gc.unfreeze()
+        first = int(record["batches"]) if record is not None else 0
+        if home is not None:  # the next run's batches are new ones, even if this one stops
+            keep(where, built, batches=first + batches + 2)
+        gc.collect()  # as the server does once start-up built everything (kgmem.api.app)
+        gc.freeze()
+        if drain_profile is not None:  # drain in this thread, where the profiler looks
+            services.feed.stop()
+        outcomes: Counter[str] = Counter()
+        samples, drains, cpus, searches = [], [], [], []
+        recorder = record_storage(services.store) if floor else None
+        for b in range(first, first + batches + 2):
+            timed = b >= first + 2  # two warm-up batches
+            drafts = batch(world, services, b)
+            written = _plan(world, b, 1)[1][0][2]  # a new entity the batch creates
+            services.feed.drain(USER)  # the messages' own drain does not run in the timing
+            if profile is not None and timed:
+                profile.enable()
+            if recorder is not None:
+                recorder.on = b == first + batches + 1
+            started, cpu = time.perf_counter(), time.thread_time()
+            result = services.gate.draft(USER, drafts, account_name=ACCOUNT)
+            elapsed = (time.perf_counter() - started) * 1000
+            spent = (time.thread_time() - cpu) * 1000
+            if profile is not None:
+                profile.disable()
+            if recorder is not None:
+                recorder.on = False
+            started = time.perf_counter()  # an agent reads its own write at once
+            hits = services.search.memory_search(USER, written)
+            searched = (time.perf_counter() - started) * 1000
+            if not any(written in h.title for h in hits):
+                raise AssertionError(f"batch {b}: a search right after it missed {written}")
+            if drain_profile is not None and timed:
+                drain_profile.enable()
+            started = time.perf_counter()  # the projection and index catch up, apart
+            services.feed.drain(USER)
+            drained = (time.perf_counter() - started) * 1000
+            if drain_profile is not None:
+                drain_profile.disable()
+            if timed:
+                samples.append(elapsed)
+                cpus.append(spent)
+                drains.append(drained)
+                searches.append(searched)
+                outcomes.update(i.outcome.value for i in result.items)
+        found = replay(recorder) if recorder is not None else None
+        return samples, cpus, searches, drains, outcomes, found
 
 
 def p95(samples: list[float]) -> float:
@@ -356,8 +370,13 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--profile-drain", type=Path)
     parser.add_argument("--floor", action="store_true")
+    parser.add_argument(
+        "--home", type=Path, help="build here and keep it (one size; reused when built)"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.memories.split(",")]
+    if args.home is not None and len(sizes) > 1:
+        parser.error("--home keeps one size's store")
     rows = []
     for n in sizes:
         print(f"N={n}")
@@ -365,7 +384,7 @@ def main() -> None:
         profile = cProfile.Profile() if args.profile and last else None
         drain_profile = cProfile.Profile() if args.profile_drain and last else None
         samples, cpus, searches, drains, outcomes, floor = run(
-            n, args.batches, profile, drain_profile, args.floor
+            n, args.batches, profile, drain_profile, args.floor, args.home
         )
         rows.append(
             (

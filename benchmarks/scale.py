@@ -30,7 +30,8 @@ and saved). Then, timed from outside:
   leaves this out (both print 0);
 - ``--batches`` 25-draft batches through the gate at the same size, in process
   (``batch_draft.run``: its own store of that size, one user), p50 beside the storage floor
-  of the same batch replayed natively (``storage_floor.py``), and their ratio.
+  of the same batch replayed natively (``storage_floor.py``), and their ratio (with
+  ``--home``, that store is kept in its ``batch`` directory too).
 
 Prints a table per size and, for the largest size measured, the last lines
 ``scale_rss_mb=``, ``scale_start_s=``, ``scale_search_p95_ms=``,
@@ -51,6 +52,7 @@ from typing import Any
 import batch_draft
 import httpx
 from batch_draft import USER
+from kept import keep, kept
 from rdflib import Literal
 from search_latency import NOW, Cast, Query, build, queries
 from served import Served, percentile, rss_bytes, served
@@ -266,11 +268,13 @@ def main() -> None:
         home = args.home or Path(tempfile.mkdtemp(prefix="kgmem-scale-"))
         try:
             print(f"N={size.memories} over {size.users} users in {home}", flush=True)
-            if (home / "store").is_dir():  # built before (--home): measured again as is
+            built = {"memories": size.memories, "users": size.users}
+            if kept(home, built) is not None:  # built before (--home): measured again as is
                 casts = {uid: Cast(size.memories // size.users) for uid in user_ids(size.users)}
                 size.projection_s = settle_digests(home, list(casts))
             else:
                 casts = make_store(home, size)
+                keep(home, built)
             print(
                 f"  built: {size.quads} quads, load {size.load_s:.0f} s, graph "
                 f"{size.projection_s:.0f} s, {size.disk_mb:.0f} MB",
@@ -280,7 +284,12 @@ def main() -> None:
             if args.batches:
                 print("  the 25-draft batch at this size (batch_draft.py, in process):")
                 samples, _, _, _, _, floor = batch_draft.run(
-                    size.memories, args.batches, None, None, floor=True
+                    size.memories,
+                    args.batches,
+                    None,
+                    None,
+                    floor=True,
+                    home=args.home / "batch" if args.home else None,
                 )
                 size.batch_ms = statistics.median(samples)
                 size.floor_ms = floor.total_ms if floor is not None else 0.0
