@@ -223,7 +223,8 @@ class TripleStore(Protocol):
         bulk: bool = False,
         lenient: bool = False,
     ) -> int:
-        """Parse ``data`` into ``graph`` (replacing it by default); returns triples loaded.
+        """Parse ``data`` into ``graph`` (replacing it by default); returns the triples
+        ``data`` holds (a triple it holds twice, or the graph held already, counts as read).
 
         Atomic unless ``bulk``: bulk loads are for catalogue installs, never for user data.
         """

@@ -234,6 +234,11 @@ def test_bulk_load_fills_graph(store: OxigraphStore) -> None:
     data = "".join(f'<http://e/{i}> <http://e/p> "{i}" .\n' for i in range(500)).encode()
     assert store.load(data, RdfFormat.NTRIPLES, graph, bulk=True) == 500
     assert store.load(data, RdfFormat.NTRIPLES, graph, bulk=True) == 500  # replaced, not added
+    assert store.count(graph) == 500
+    more = "".join(f'<http://e/{i}> <http://e/q> "{i}" .\n' for i in range(7)).encode()
+    # added to what the graph holds: the triples of this load, not the graph's total
+    assert store.load(more, RdfFormat.NTRIPLES, graph, replace=False, bulk=True) == 7
+    assert store.count(graph) == 507
 
 
 def test_bulk_load_lenient_accepts_malformed_iris(store: OxigraphStore) -> None:
