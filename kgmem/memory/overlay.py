@@ -33,6 +33,7 @@ from kgmem.store import (
     RdfFormat,
     Row,
     Term,
+    TextStatement,
     Transaction,
     TripleStore,
     ValueLists,
@@ -165,6 +166,21 @@ class BatchView:
     ) -> list[tuple[str | None, ...]]:
         return self._plain(query.name, lambda: self._store.select_text(query, bindings))
 
+    def stream(
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
+    ) -> Iterator[Row]:
+        return iter(self.select(query, bindings, dataset=dataset, values=values))
+
+    def stream_text(
+        self, query: Query, bindings: Bindings | None = None
+    ) -> Iterator[tuple[str | None, ...]]:
+        return iter(self.select_text(query, bindings))
+
     def stored(self, query: Query, bindings: Mapping[str, Term]) -> list[Row]:
         return self._store.select(query, bindings)
 
@@ -195,6 +211,9 @@ class BatchView:
                 f"query {what}", "a batch view answers only its own queries over pending changes"
             )
         return run()
+
+    def statements(self, graph: URIRef) -> Iterator[TextStatement]:
+        return self._plain("statements", lambda: self._store.statements(graph))
 
     def graphs(self) -> list[URIRef]:
         return sorted(set(self._store.graphs()) | {q.graph for q in self._added})

@@ -34,6 +34,7 @@ __all__ = [
     "Row",
     "SelectResult",
     "Term",
+    "TextStatement",
     "Transaction",
     "TripleStore",
     "ValueLists",
@@ -50,6 +51,16 @@ class Quad(NamedTuple):
     predicate: URIRef
     object: Term
     graph: URIRef
+
+
+class TextStatement(NamedTuple):
+    """A statement of one graph as plain text (see :meth:`TripleStore.statements`)."""
+
+    subject: str  # an IRI, or a blank node's id
+    predicate: str
+    object: str  # an IRI, a literal's lexical form, or "_:" and a blank node's id
+    datatype: str | None  # a literal's datatype IRI; None for an IRI or a blank node
+    language: str  # a literal's language tag, or ""
 
 
 class RdfFormat(StrEnum):
@@ -163,6 +174,25 @@ class TripleStore(Protocol):
         of rows whose terms need no typing (making rdflib terms costs more than the query)."""
         ...
 
+    def stream(
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
+    ) -> Iterator[Row]:
+        """:meth:`select`'s solutions as the store finds them, each made when it is asked
+        for: a read of a million rows holds one at a time (the query goes on as it is read,
+        over the snapshot it began on)."""
+        ...
+
+    def stream_text(
+        self, query: Query, bindings: Bindings | None = None
+    ) -> Iterator[tuple[str | None, ...]]:
+        """:meth:`select_text`'s solutions, made as they are asked for (see :meth:`stream`)."""
+        ...
+
     def ask(
         self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
     ) -> bool: ...
@@ -208,6 +238,12 @@ class TripleStore(Protocol):
         predicate: URIRef | None = None,
         obj: Term | None = None,
     ) -> Iterator[Quad]: ...
+
+    def statements(self, graph: URIRef) -> Iterator[TextStatement]:
+        """Every statement of ``graph`` as text, subject by subject in the store's index
+        order, each made when it is asked for (a million subjects' statements are read
+        holding one)."""
+        ...
 
     def graphs(self) -> list[URIRef]: ...
 

@@ -35,6 +35,7 @@ from kgmem.store.base import (
     Row,
     SelectResult,
     Term,
+    TextStatement,
     Transaction,
     ValueLists,
 )
@@ -182,20 +183,35 @@ class OxigraphStore:
         dataset: Dataset | None = None,
         values: ValueLists | None = None,
     ) -> list[Row]:
+        return list(self.stream(query, bindings, dataset=dataset, values=values))
+
+    def stream(
+        self,
+        query: Query,
+        bindings: Bindings | None = None,
+        *,
+        dataset: Dataset | None = None,
+        values: ValueLists | None = None,
+    ) -> Iterator[Row]:
         query.expect(QueryKind.SELECT)
         solutions = self._run(query, bindings, dataset, values)
         assert isinstance(solutions, ox.QuerySolutions)
         names = [v.value for v in solutions.variables]
-        return [row_from_ox(names, s) for s in solutions]
+        return (row_from_ox(names, s) for s in solutions)
 
     def select_text(
         self, query: Query, bindings: Bindings | None = None
     ) -> list[tuple[str | None, ...]]:
+        return list(self.stream_text(query, bindings))
+
+    def stream_text(
+        self, query: Query, bindings: Bindings | None = None
+    ) -> Iterator[tuple[str | None, ...]]:
         query.expect(QueryKind.SELECT)
         solutions = self._run(query, bindings, None)
         assert isinstance(solutions, ox.QuerySolutions)
         width = range(len(solutions.variables))
-        return [tuple(None if (t := s[i]) is None else t.value for i in width) for s in solutions]
+        return (tuple(None if (t := s[i]) is None else t.value for i in width) for s in solutions)
 
     def ask(
         self, query: Query, bindings: Bindings | None = None, *, dataset: Dataset | None = None
@@ -264,6 +280,21 @@ class OxigraphStore:
                 from_ox(quad.object) if obj is None else obj,
                 graph,
             )
+
+    def statements(self, graph: URIRef) -> Iterator[TextStatement]:
+        for quad in self._ox.quads_for_pattern(None, None, None, named_ox(str(graph))):
+            node, predicate, obj = quad.subject, quad.predicate.value, quad.object
+            if isinstance(node, ox.Triple) or isinstance(obj, ox.Triple):
+                continue  # RDF-star: kgmem writes none, and a digest cannot read one
+            subject = node.value
+            if isinstance(obj, ox.Literal):
+                yield TextStatement(
+                    subject, predicate, obj.value, obj.datatype.value, obj.language or ""
+                )
+            elif isinstance(obj, ox.BlankNode):
+                yield TextStatement(subject, predicate, f"_:{obj.value}", None, "")
+            else:
+                yield TextStatement(subject, predicate, obj.value, None, "")
 
     def graphs(self) -> list[URIRef]:
         return sorted(

@@ -16,16 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rdflib import Literal, URIRef
+from rdflib import BNode, Literal, URIRef
+from rdflib.namespace import RDF, XSD
 
 from kgmem.api.services import Services, build_services
 from kgmem.api.startup import settle_digests
 from kgmem.clock import FixedClock
 from kgmem.config import Settings
+from kgmem.index.digests import Digests
 from kgmem.index.lexical.docs import FIELD_WEIGHTS
 from kgmem.index.lexical.read import LexicalReader
 from kgmem.index.lexical.saved import ShardFiles
-from kgmem.store import Changeset, OxigraphStore, Quad, UserGraphs
+from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
 from kgmem.vocab import KGM
 from tests.index.wired import NOW, in_sync, remember, settled, wired
 
@@ -304,3 +306,40 @@ def test_a_write_before_the_repair_leaves_a_drifted_user_unlevel_until_repaired(
         _kept_equals_store(services)
     finally:
         services.close()
+
+
+def test_a_whole_reading_digests_each_node_as_the_store_digests_it_alone(
+    tmp_path: Path, queries: QueryRegistry
+) -> None:
+    """The whole reading makes each digest from the graph's statements in Python; a refresh
+    asks ``index/digest_node`` for one node. Both must agree on every kind of term, or every
+    refreshed node would look changed at the next compare."""
+    store = OxigraphStore(tmp_path / "store")
+    try:
+        g = UserGraphs("alice")
+        note, memory = URIRef(f"{g.node_base}note/1"), URIRef(f"{g.node_base}memory/1")
+        quads = [
+            Quad(note, RDF.type, KGM.ExternalNote, g.sources),
+            Quad(note, KGM.text, Literal("Grüße aus Köln\nzweite Zeile"), g.sources),
+            Quad(note, KGM.title, Literal("Reise", lang="de"), g.sources),
+            Quad(memory, RDF.type, KGM.Memory, g.kg),
+            Quad(memory, KGM.confidence, Literal("0.90", datatype=XSD.decimal), g.kg),
+            Quad(
+                memory, KGM.recordedAt, Literal("2026-01-01T00:00:00Z", datatype=XSD.dateTime), g.kg
+            ),
+            Quad(memory, KGM.evidence, BNode("e1"), g.kg),
+            Quad(BNode("e1"), KGM.source, note, g.kg),
+            Quad(memory, KGM.title, Literal('a "quoted" title ^ @ with\ttab'), g.quarantine),
+        ]
+        store.commit(Changeset.of(quads))
+        digests = Digests(store, queries, None)
+        whole = digests.of_store("alice")
+        assert len(whole) == 4  # the note; the memory in two graphs; the blank evidence node
+        one = digests._of_nodes("alice", {note, memory})
+        alone = {(code, str(node)): d for node, found in one.items() for code, d in found.items()}
+        assert {k: v for k, v in whole.items() if not k[1].startswith("<")} == {
+            (code, node[len(g.node_base) :]): d for (code, node), d in alone.items()
+        }
+        digests.close()
+    finally:
+        store.close()
