@@ -123,7 +123,7 @@ class GraphProjection(Protocol):
 
     def rebuild(self, uid: str, progress: Progress | None = None) -> Fingerprint:
         """Drop the user's rows and load them again from the store; the new fingerprint.
-        ``progress`` hears each table's read begin (``"read Memory"``), then its write."""
+        ``progress`` hears each table begin (``"write Memory"``): read and written at once."""
         ...
 
     def refresh(self, uid: str, nodes: Iterable[URIRef], links: Links | None = None) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import combinations
 from pathlib import Path
 from types import TracebackType
@@ -29,7 +29,8 @@ from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import mark_closed, open_database
 from kgmem.index.kuzu_paths import ABOUT_COUNTS, OUTLINE
 from kgmem.index.reader import NodeSet, StoreReader
-from kgmem.index.rows import Fingerprint, UserRows, differing, fingerprint_of
+from kgmem.index.rows import Fingerprint, FingerprintSum, UserRows, differing, fingerprint_of
+from kgmem.index.slices import Ungrouped, UserSlices
 from kgmem.progress import Progress
 from kgmem.store import QueryRegistry, TripleStore, Unreadable, check_id
 
@@ -100,17 +101,38 @@ class KuzuProjection:
     # -- writes ------------------------------------------------------------------------
 
     def rebuild(self, uid: str, progress: Progress | None = None) -> Fingerprint:
+        """Write ``uid``'s rows again from the store, a slice at a time (see
+        :mod:`kgmem.index.slices`): what the rebuild holds does not grow with the user."""
         check_id(uid, "user id")
         with self._lock:
             stamp = self._outbox.stamp(uid)  # first: the rows read next hold every write to it
-            rows = closed(self._reader.user(uid, progress))
             try:
-                self._graph.replace_user(uid, rows, progress)
+                fingerprint = self._from_store(uid, self._graph.replace_user, progress)
             finally:
                 self._bump(uid)
             self._behind.pop(uid, None)
             self._graph.set_stamp(uid, stamp)
-        return fingerprint_of(rows)
+        return fingerprint
+
+    def _from_store(
+        self, uid: str, use: Callable[[str, Iterable[UserRows]], None], progress: Progress | None
+    ) -> Fingerprint:
+        """``use(uid, slices)`` with ``uid``'s rows read from the store a slice at a time,
+        or whole when the store's rows do not come grouped by node; their fingerprint."""
+        total = FingerprintSum()
+
+        def summed(slices: Iterable[UserRows]) -> Iterator[UserRows]:
+            for rows in slices:
+                total.add(rows)
+                yield rows
+
+        try:
+            use(uid, summed(UserSlices(self._reader, uid, progress=progress)))
+        except Ungrouped as exc:
+            log.warning("graph projection of %s read whole: %s", uid, exc)
+            total = FingerprintSum()
+            use(uid, summed([closed(self._reader.user(uid, progress))]))
+        return total.fingerprint()
 
     def level(self, uid: str, stamp: int | None) -> None:
         """The change feed drained every write of ``uid`` up to ``stamp`` into the rows
@@ -250,7 +272,7 @@ class KuzuProjection:
 
     def store_fingerprint(self, uid: str) -> Fingerprint:
         check_id(uid, "user id")
-        return fingerprint_of(closed(self._reader.user(uid)))
+        return self._from_store(uid, _read, None)
 
     def unreadable(self, uid: str) -> list[Unreadable]:
         """The values and records of ``uid`` that reading the store met and could not read
@@ -310,12 +332,12 @@ class KuzuProjection:
         changed = {URIRef(n) for n in differing(rows, held)}
         nodes = sum(len(t) for t in (rows.entities, rows.memories, rows.pages, rows.sources))
         if len(changed) * 2 > max(nodes, 1):
-            self._graph.replace_user(uid, rows)
+            self._graph.replace_user(uid, [rows])
             return
         self._refresh(uid, changed, None)
         if fingerprint_of(self._graph.rows(uid)) != fingerprint_of(rows):
             log.warning("graph projection of %s still differs after a partial repair", uid)
-            self._graph.replace_user(uid, rows)
+            self._graph.replace_user(uid, [rows])
 
     def reconcile_all(
         self, *, fresh: bool = False, skip: Collection[str] = ()
@@ -333,7 +355,7 @@ class KuzuProjection:
             reports, stamps = [], {}
             for uid in users:
                 stamps[uid] = self._outbox.stamp(uid)
-                expected = fingerprint_of(closed(self._reader.user(uid)))
+                expected = self._from_store(uid, _read, None)
                 found = fingerprint_of(self._graph.rows(uid))
                 reports.append(ReconcileReport(uid, found, expected, repaired=found != expected))
             if any(r.repaired for r in reports):
@@ -350,3 +372,9 @@ class KuzuProjection:
         self._graph = KuzuGraph(open_database(self._opened.path, self._buffer).database)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)
+
+
+def _read(uid: str, slices: Iterable[UserRows]) -> None:
+    """Read ``slices`` to the end (their fingerprint is summed on the way)."""
+    for _ in slices:
+        pass

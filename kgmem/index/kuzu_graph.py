@@ -46,7 +46,6 @@ from kgmem.index.rows import (
     SourceRow,
     UserRows,
 )
-from kgmem.progress import Progress, Steps
 from kgmem.store import UserGraphs
 
 __all__ = ["KuzuGraph", "closed"]
@@ -191,16 +190,14 @@ class KuzuGraph:
         uid: str,
         rows: UserRows,
         *,
-        around: bool,
         kept: frozenset[str] = frozenset(),
         held: Counter[_Edge] | None = None,
-        steps: Steps | None = None,
     ) -> None:
         """Append ``rows``, whose nodes the projection does not hold, except the entities
         ``kept`` (keys), which it holds with ``held``, the edges at them: their columns are
         set, an edge of ``held`` that ``rows`` repeats stays, any other is deleted. An edge
-        is written when both ends are among ``rows`` or, when ``around`` (a refresh of some
-        nodes), already in the projection; other edges are dropped, as :func:`closed` does."""
+        is written when both ends are among ``rows`` or already in the projection; other
+        edges are dropped, as :func:`closed` does."""
         found = list(rows.tables().values())
         known: dict[str, set[str]] = {}
         for table, node_rows in zip(NODES, found, strict=False):
@@ -209,8 +206,6 @@ class KuzuGraph:
             if table.name == _ENTITY:
                 self._batches(table.update(), (p for p in params if p["key"] in kept))
                 params = [p for p in params if p["key"] not in kept]
-            if steps is not None:
-                steps.start(f"write {table.name}")
             self._batches(table.copy(), params)
         stale = Counter(held or ())
         edges: list[tuple[EdgeTable, list[_Params]]] = []
@@ -223,15 +218,12 @@ class KuzuGraph:
                 else:
                     write.append(p)
             edges.append((edge, write))
-        if around:
-            self._add_held(uid, known, edges)
+        self._add_held(uid, known, edges)
         for edge in EDGES:  # held edges that rows no longer has (or held twice: drift)
             gone = [_edge_of(edge, identity) for identity in stale if identity[0] == edge.name]
             self._batches(edge.delete_rows(), gone)
         for edge, params in edges:
             ends = known[edge.source], known[edge.target]
-            if steps is not None:
-                steps.start(f"write {edge.name}")
             self._batches(
                 edge.copy(), (p for p in params if p["a"] in ends[0] and p["b"] in ends[1])
             )
@@ -250,9 +242,10 @@ class KuzuGraph:
             }
             known[table.name] |= self._held(uid, table.name, sorted(ends - known[table.name]))
 
-    def replace_user(self, uid: str, rows: UserRows, progress: Progress | None = None) -> None:
-        """Drop every row of ``uid`` and write ``rows``; ``progress`` hears ``("write
-        Memory", 1, 9)`` and so on as each table's write begins.
+    def replace_user(self, uid: str, slices: Iterable[UserRows]) -> None:
+        """Drop every row of ``uid`` and write ``slices``: closed rows (an edge's ends are
+        among the nodes of the slices), each edge after its ends (a slice of
+        :class:`~kgmem.index.slices.UserSlices`, or one whole user's :func:`closed` rows).
 
         Kùzu holds a transaction's pages in its buffer pool, which is bounded
         (``Settings.graph_buffer_megabytes``): a 100k-memory user written in one transaction
@@ -262,15 +255,23 @@ class KuzuGraph:
         finds it for a whole compare at the next start."""
         with self._transaction():
             self.run("MATCH (m:Meta {key: $k}) DELETE m", {"k": STAMP["p"] + uid})
-            for table in NODES:
+            for table in (*EDGES, *NODES):  # edges first: see EdgeTable.delete_user
                 self.run(table.delete_user(), {"uid": uid})
         self._chunk, self._pending = _PER_TRANSACTION, 0
         try:
             with self._transaction():
-                steps = Steps(progress, len(NODES) + len(EDGES))
-                self._write(uid, rows, around=False, steps=steps)
+                for rows in slices:
+                    self._append(uid, rows)
         finally:
             self._chunk = None
+
+    def _append(self, uid: str, rows: UserRows) -> None:
+        """Write ``rows`` as they are: new nodes, and edges whose ends are written."""
+        found = list(rows.tables().values())
+        for table, node_rows in zip(NODES, found, strict=False):
+            self._batches(table.copy(), (_node_params(uid, r) for r in node_rows))
+        for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
+            self._batches(edge.copy(), (_edge_params(uid, r) for r in edge_rows))
 
     def replace_nodes(
         self,
@@ -307,7 +308,7 @@ class KuzuGraph:
                     self._batches(edge.delete_between(), between)
             # an edge to a node deleted just now went with it
             held = Counter({e: n for e, n in held.items() if e[1] not in gone and e[2] not in gone})
-            self._write(uid, rows, around=True, kept=kept, held=held)
+            self._write(uid, rows, kept=kept, held=held)
 
     def _held(self, uid: str, table: str, keys: list[str]) -> set[str]:
         """Which of the node ``keys`` of ``table`` the projection holds."""

@@ -109,7 +109,7 @@ class StoreReader:
         a check reads them all)."""
         return self.damage.under(UserGraphs(uid).node_base)
 
-    def _built(
+    def built(
         self, values: dict[URIRef, Values], build: Callable[[URIRef, Values], _R]
     ) -> list[_R]:
         """Each node's row. A value that cannot be read reads as absent and a node whose
@@ -138,6 +138,13 @@ class StoreReader:
     def _select(self, name: str, bindings: Bindings, dataset: Dataset | None = None) -> list[Row]:
         return self._store.select(self._queries[f"index/{name}"], bindings, dataset=dataset)
 
+    def stream(self, name: str, bindings: Bindings) -> Iterator[Row]:
+        """The rows of ``index/<name>`` made as they are read (see :mod:`kgmem.index.slices`)."""
+        return self._store.stream(self._queries[f"index/{name}"], bindings)
+
+    def stream_text(self, name: str, bindings: Bindings) -> Iterator[tuple[str | None, ...]]:
+        return self._store.stream_text(self._queries[f"index/{name}"], bindings)
+
     def _at(self, name: str, var: str, iris: Iterable[URIRef], fixed: Bindings) -> list[Row]:
         """Rows of ``name`` at the nodes ``iris`` (bound to ``var``): a query per chunk of
         keys, not per key; ordered by node so a node's rows stay together."""
@@ -158,28 +165,28 @@ class StoreReader:
 
     def entities(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[EntityRow]:
         values = fold(self._nodes("entities", "entity", UserGraphs(uid).kg, iris), "entity")
-        return self._built(values, entity_row)
+        return self.built(values, entity_row)
 
     def memories(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[MemoryRow]:
         """Memories of the kg graph, then those only the quarantine graph holds."""
         graphs = UserGraphs(uid)
         wanted = None if iris is None else set(iris)
         kg = fold(self._nodes("memories", "memory", graphs.kg, wanted), "memory")
-        rows = self._built(kg, partial(memory_row, quarantined=False))
+        rows = self.built(kg, partial(memory_row, quarantined=False))
         rest = None if wanted is None else wanted - kg.keys()
         if rest is None or rest:
             held = fold(self._nodes("memories", "memory", graphs.quarantine, rest), "memory")
             held = {iri: v for iri, v in held.items() if iri not in kg}
-            rows += self._built(held, partial(memory_row, quarantined=True))
+            rows += self.built(held, partial(memory_row, quarantined=True))
         return rows
 
     def pages(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[PageRow]:
         values = fold(self._nodes("pages", "page", UserGraphs(uid).kg, iris), "page")
-        return self._built(values, page_row)
+        return self.built(values, page_row)
 
     def sources(self, uid: str, iris: Iterable[URIRef] | None = None) -> list[SourceRow]:
         values = fold(self._nodes("sources", "source", UserGraphs(uid).sources, iris), "source")
-        return self._built(values, source_row)
+        return self.built(values, source_row)
 
     # -- edge rows ---------------------------------------------------------------------
 
@@ -253,6 +260,17 @@ class StoreReader:
         key = Literal(claim_key(subject, predicate, obj))
         found = self._select("fact_memories", {"graph": kg, "key": key})
         return [{**fact, "memory": r["memory"]} for r in found] or [fact]
+
+    def asserted(self, uid: str, row: RelatesRow) -> bool:
+        """Whether index/facts reads ``row`` (its ``inferred`` aside) from the store: its
+        triple is in the kg graph, with ``row.memory`` among the memories asserting it."""
+        kg, ends = UserGraphs(uid).kg, (URIRef(row.source), URIRef(row.target))
+        if not all(any(True for _ in self._store.quads(kg, e, _TYPE, _ENTITY)) for e in ends):
+            return False
+        fact = (ends[0], URIRef(row.predicate), ends[1])
+        if fact[1] == _TYPE or not any(True for _ in self._store.quads(kg, *fact)):
+            return False
+        return row.memory in {text_of(r.get("memory")) for r in self._fact(kg, *fact)}
 
     def _relates(self, uid: str, rows: Iterable[Row]) -> set[RelatesRow]:
         asserted = {

@@ -22,6 +22,7 @@ __all__ = [
     "EntityRow",
     "EvidenceRow",
     "Fingerprint",
+    "FingerprintSum",
     "MemoryRow",
     "PageOfRow",
     "PageRow",
@@ -256,8 +257,27 @@ def fingerprint_of(rows: UserRows) -> Fingerprint:
     Digests are summed (not xored), so a duplicated row changes the checksum as well as
     the count.
     """
-    tables = []
-    for name, found in rows.tables().items():
-        total = sum(_digest(row) for row in found) % (1 << 128)
-        tables.append(TableFingerprint(name, len(found), f"{total:032x}"))
-    return Fingerprint(tuple(tables))
+    total = FingerprintSum()
+    total.add(rows)
+    return total.fingerprint()
+
+
+class FingerprintSum:
+    """:func:`fingerprint_of` rows given a part at a time (a whole user need not be held)."""
+
+    def __init__(self) -> None:
+        self._counts = dict.fromkeys(TABLES, 0)
+        self._sums = dict.fromkeys(TABLES, 0)
+
+    def add(self, rows: UserRows) -> None:
+        for name, found in rows.tables().items():
+            self._counts[name] += len(found)
+            self._sums[name] += sum(_digest(row) for row in found)
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(
+            tuple(
+                TableFingerprint(name, self._counts[name], f"{self._sums[name] % (1 << 128):032x}")
+                for name in TABLES
+            )
+        )

@@ -47,7 +47,7 @@ def test_a_large_rebuild_fits_a_small_pool_in_several_transactions(
     graph = KuzuGraph(open_database(tmp_path / "kuzu", POOL_MB).database)
     try:
         graph.set_stamp("alice", 7)
-        graph.replace_user("alice", rows)
+        graph.replace_user("alice", [rows])
         assert graph.user_counts("alice") == {
             "Entity": 25_000,
             "Memory": 25_000,
@@ -63,7 +63,7 @@ def test_a_large_rebuild_fits_a_small_pool_in_several_transactions(
         # what the same rebuild does in one transaction: the pool cannot hold it
         monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 10**9)
         with pytest.raises(StoreOperationFailed, match="buffer pool is full"):
-            graph.replace_user("bob", rows)
+            graph.replace_user("bob", [rows])
     finally:
         graph.close()
 
