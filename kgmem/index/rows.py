@@ -10,7 +10,7 @@ sorted tuples, so two equal rows are equal whatever order their values came in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from hashlib import sha256
@@ -271,8 +271,11 @@ class FingerprintSum:
 
     def add(self, rows: UserRows) -> None:
         for name, found in rows.tables().items():
-            self._counts[name] += len(found)
-            self._sums[name] += sum(_digest(row) for row in found)
+            self.add_table(name, found)
+
+    def add_table(self, name: str, rows: Collection[Row]) -> None:
+        self._counts[name] += len(rows)
+        self._sums[name] += sum(_digest(row) for row in rows)
 
     def fingerprint(self) -> Fingerprint:
         return Fingerprint(

@@ -9,7 +9,10 @@ import pytest
 
 from kgmem.errors import StoreLocked
 from kgmem.index import KuzuProjection
+from kgmem.index import kuzu as kuzu_module
+from kgmem.index.kuzu_graph import KuzuGraph
 from kgmem.index.kuzu_open import CLEAN, DB_FILE
+from kgmem.index.reader import StoreReader
 from kgmem.index.rows import differing
 from kgmem.store import QueryRegistry
 from tests.index.scenes import Scene
@@ -192,3 +195,36 @@ def test_a_cleanly_closed_database_is_opened_without_the_probe(
     _damage(directory, 0)
     with reopen(directory, world, queries) as damaged:
         assert damaged.opened.recovered and damaged.opened.moved_to is not None
+
+
+def test_a_large_user_is_compared_a_slice_at_a_time_and_rewritten_when_it_differs(
+    projection: KuzuProjection,
+    world: World,
+    queries: QueryRegistry,
+    scene: Scene,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``_PARTIAL_ROWS`` rows a user is never read whole (its rows are held nowhere at
+    once): both sides are fingerprinted as they are read, and a drift rewrites the user
+    from the store slice by slice."""
+    directory = projection.opened.path
+    expected = projection.store_fingerprint("alice")
+    projection.close()
+    cypher(
+        directory,
+        f"MATCH (m:Memory {{id: '{scene.acme}'}}) SET m.title = 'Initech'",
+        "MATCH (a:Entity)-[r:SHARES_MEMORY]->(b:Entity) WHERE a.uid = 'alice' DELETE r",
+    )
+    monkeypatch.setattr(kuzu_module, "_PARTIAL_ROWS", 5)
+
+    def whole(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a large user was read whole")
+
+    monkeypatch.setattr(StoreReader, "user", whole)
+    monkeypatch.setattr(KuzuGraph, "rows", whole)
+    with reopen(directory, world, queries) as again:
+        report = again.reconcile("alice")
+        assert report.repaired and set(report.drift) == {"Memory", "SHARES_MEMORY"}
+        assert report.store == expected
+        assert again.fingerprint("alice") == expected
+        assert again.reconcile("alice").matched
