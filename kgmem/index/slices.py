@@ -63,6 +63,38 @@ def _sliced(rows: Iterable[_R], size: int) -> Iterator[list[_R]]:
         yield chunk
 
 
+class _Nodes:
+    """The nodes of one table met so far, each once (its IRI after the user's node base: a
+    million memories' ids are ~90 MB), with the pass of the graph that met it and whether
+    its row was handed on."""
+
+    def __init__(self, table: str, base: str) -> None:
+        self._table, self._base, self._cut = table, base, len(base)
+        self._met: dict[str, int] = {}  # key -> pass * 2 + 1 if handed on
+
+    def _key(self, iri: str) -> str:
+        return iri[self._cut :] if iri.startswith(self._base) else f"<{iri}"
+
+    def meet(self, iri: str, graph: int) -> bool:
+        """Whether ``iri`` is new (met by the graph of pass ``graph`` first); False when an
+        earlier graph met it. Met again by the same graph, after other nodes: Ungrouped."""
+        key = self._key(iri)
+        found = self._met.get(key)
+        if found is None:
+            self._met[key] = graph * 2
+            return True
+        if found // 2 == graph:
+            raise Ungrouped(self._table, iri)
+        return False
+
+    def hand_on(self, iri: str) -> None:
+        self._met[self._key(iri)] |= 1
+
+    def __contains__(self, iri: str) -> bool:
+        """Whether ``iri``'s row was handed on (an edge may end at it)."""
+        return self._met.get(self._key(iri), 0) & 1 == 1
+
+
 class UserSlices:
     """The rows of ``uid`` as slices of at most ``size`` rows: every node first (entities,
     memories, pages, sources), then the edges between them. ``progress`` hears ``("write
@@ -73,7 +105,7 @@ class UserSlices:
     ) -> None:
         self._reader, self._uid, self._size, self._progress = reader, uid, size, progress
         self._graphs = UserGraphs(uid)
-        self._ids: dict[str, set[str]] = {t: set() for t in TABLES[:4]}  # handed on
+        self._ids = {t: _Nodes(t, self._graphs.node_base) for t in TABLES[:4]}
         self._both: set[str] = set()  # memories of the kg graph the quarantine graph holds
 
     def __iter__(self) -> Iterator[UserRows]:
@@ -86,11 +118,11 @@ class UserSlices:
 
     def _tables(self) -> Iterator[tuple[str, str, Iterator[Row]]]:
         """Each table's name, its field of :class:`UserRows` and its rows (read when asked)."""
-        g, met = self._graphs, set[str]()
+        g = self._graphs
         yield "Entity", "entities", self._nodes("Entity", "entities", "entity", g.kg, entity_row)
         kg, held = (partial(memory_row, quarantined=q) for q in (False, True))
-        memories = self._nodes("Memory", "memories", "memory", g.kg, kg, met=met)
-        rest = self._nodes("Memory", "memories", "memory", g.quarantine, held, skip=met)
+        memories = self._nodes("Memory", "memories", "memory", g.kg, kg)
+        rest = self._nodes("Memory", "memories", "memory", g.quarantine, held, graph_pass=1)
         yield "Memory", "memories", chain(memories, rest)
         yield "Page", "pages", self._nodes("Page", "pages", "page", g.kg, page_row)
         yield "Source", "sources", self._nodes("Source", "sources", "source", g.sources, source_row)
@@ -111,13 +143,11 @@ class UserSlices:
         graph: URIRef,
         build: Callable[[URIRef, Values], Row],
         *,
-        met: set[str] | None = None,
-        skip: set[str] | frozenset[str] = frozenset(),
+        graph_pass: int = 0,
     ) -> Iterator[Row]:
-        """The rows of ``graph``'s nodes, built ``size`` at a time; each node's id goes into
-        ``met`` (the nodes of ``skip`` are left out: the memories the kg graph held)."""
-        met = set() if met is None else met
-        ids, chunk = self._ids[table], dict[URIRef, Values]()
+        """The rows of ``graph``'s nodes, built ``size`` at a time. Memories are read from
+        two graphs: the second (``graph_pass`` 1) leaves out those the first held."""
+        nodes, chunk = self._ids[table], dict[URIRef, Values]()
         current: URIRef | None = None
         values: Values | None = None
         for row in self._reader.stream(name, {"graph": graph}):
@@ -125,27 +155,25 @@ class UserSlices:
             if not isinstance(iri, URIRef) or not isinstance(prop, URIRef):
                 continue
             if iri != current:
-                key, current = str(iri), iri
-                if key in met:
-                    raise Ungrouped(table, key)
-                met.add(key)
-                if key in skip:
-                    self._both.add(key)
+                current = iri
+                if not nodes.meet(iri, graph_pass):
+                    self._both.add(str(iri))
                     values = None
                     continue
                 if len(chunk) >= self._size:
-                    yield from self._built(ids, chunk, build)
+                    yield from self._built(nodes, chunk, build)
                     chunk = {}
                 values = chunk[iri] = defaultdict(list)
             if values is not None:
                 values[prop].append(row["value"])
-        yield from self._built(ids, chunk, build)
+        yield from self._built(nodes, chunk, build)
 
     def _built(
-        self, ids: set[str], chunk: dict[URIRef, Values], build: Callable[[URIRef, Values], Row]
+        self, nodes: _Nodes, chunk: dict[URIRef, Values], build: Callable[[URIRef, Values], Row]
     ) -> list[Row]:
         rows = self._reader.built(chunk, build)
-        ids.update(str(row.id) for row in rows)  # type: ignore[union-attr]
+        for row in rows:
+            nodes.hand_on(row.id)  # type: ignore[union-attr]
         return rows
 
     # -- edges -------------------------------------------------------------------------

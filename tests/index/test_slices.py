@@ -163,10 +163,10 @@ def test_a_sliced_read_holds_a_fraction_of_the_whole_read(
     world: World, queries: QueryRegistry
 ) -> None:
     """3,000 memories: the whole read holds every row at once; the slices hold the ids of the
-    nodes and one slice of 100 rows."""
+    nodes (one dict of short keys) and one slice of 100 rows: 0.8 MB against 8.6 MB."""
     _memories(world.store, 3000)
     reader = StoreReader(world.store, queries)
     whole = _peak(lambda: [closed(reader.user("alice"))])
     sliced = _peak(lambda: UserSlices(reader, "alice", 100))
-    assert sliced * 3 < whole, (sliced, whole)
+    assert sliced * 6 < whole, (sliced, whole)
     assert fingerprint_of(closed(reader.user("alice"))).counts["Memory"] == 3000
