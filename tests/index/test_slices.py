@@ -14,7 +14,7 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from kgmem.index import KuzuProjection
+from kgmem.index import KuzuProjection, kuzu_graph
 from kgmem.index.kuzu_graph import KuzuGraph, closed
 from kgmem.index.kuzu_open import open_database
 from kgmem.index.reader import StoreReader
@@ -170,3 +170,35 @@ def test_a_sliced_read_holds_a_fraction_of_the_whole_read(
     sliced = _peak(lambda: UserSlices(reader, "alice", 100))
     assert sliced * 6 < whole, (sliced, whole)
     assert fingerprint_of(closed(reader.user("alice"))).counts["Memory"] == 3000
+
+
+def test_the_connection_is_renewed_between_transactions_and_loses_nothing(
+    world: World,
+    scene: Scene,
+    queries: QueryRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kùzu's connection keeps every parameter it was given: it is closed and opened again
+    once it has been given ``_RENEW_AFTER``, never inside a transaction (whose rows it would
+    drop). Renewed after every few rows, a rebuild in transactions of 4 rows still writes
+    the whole user."""
+    _odd_corners(world, scene)
+    monkeypatch.setattr(kuzu_graph, "_RENEW_AFTER", 3)
+    monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 4)
+    opened: list[object] = []
+    real = kuzu_graph.kuzu.Connection
+
+    def connect(database: object) -> object:
+        opened.append(real(database))
+        return opened[-1]
+
+    monkeypatch.setattr(kuzu_graph.kuzu, "Connection", connect)
+    reader = StoreReader(world.store, queries)
+    graph = KuzuGraph(open_database(tmp_path / "kuzu").database)
+    try:
+        graph.replace_user("alice", UserSlices(reader, "alice", 2))
+        assert len(opened) > 5
+        assert fingerprint_of(graph.rows("alice")) == fingerprint_of(closed(reader.user("alice")))
+    finally:
+        graph.close()
