@@ -33,13 +33,13 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 from rdflib import URIRef
 
 from kgmem.index.base import Links
 from kgmem.index.feed_outbox import Outbox
+from kgmem.index.slices import sliced
 from kgmem.store import QueryRegistry, TextStatement, TripleStore, UserGraphs
 
 __all__ = ["CaughtUp", "Digests"]
@@ -259,7 +259,7 @@ class Digests:
             self._db.execute(f"CREATE TABLE {table} ({_FRESH})")
         try:
             stamp = self._outbox.stamp(uid)  # first: what is read next holds every write to it
-            for rows in _sliced(self._fresh(uid), _ROWS):
+            for rows in sliced(self._fresh(uid), _ROWS):
                 with self._lock:
                     self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?)", rows)
             with self._lock:
@@ -399,11 +399,6 @@ def _object(statement: TextStatement) -> str:
 
 def _digest(lines: list[str]) -> int:
     return _number(hashlib.md5("\n".join(lines).encode(), usedforsecurity=False).hexdigest())
-
-
-def _sliced(rows: Iterator[_Fresh], size: int) -> Iterator[list[_Fresh]]:
-    while chunk := list(islice(rows, size)):
-        yield chunk
 
 
 def _text(stamp: int | None) -> str:

@@ -43,7 +43,7 @@ from kgmem.index.rows import (
 from kgmem.progress import Progress, Steps
 from kgmem.store import UserGraphs
 
-__all__ = ["SLICE", "Ungrouped", "UserSlices"]
+__all__ = ["SLICE", "Ungrouped", "UserSlices", "sliced"]
 
 #: Rows in one slice (a rebuild writes ``_PER_TRANSACTION`` rows a transaction).
 SLICE = 20_000
@@ -57,7 +57,8 @@ class Ungrouped(Exception):
         super().__init__(f"{table}: the rows of {node} came apart")
 
 
-def _sliced(rows: Iterable[_R], size: int) -> Iterator[list[_R]]:
+def sliced(rows: Iterable[_R], size: int) -> Iterator[list[_R]]:
+    """``rows`` in lists of ``size`` (the last may be shorter), each taken when asked for."""
     it = iter(rows)
     while chunk := list(islice(it, size)):
         yield chunk
@@ -112,7 +113,7 @@ class UserSlices:
         steps, empty = Steps(self._progress, len(TABLES)), UserRows()
         for table, name, rows in self._tables():
             steps.start(f"write {table}")
-            for chunk in _sliced(rows, self._size):
+            for chunk in sliced(rows, self._size):
                 field: dict[str, Any] = {name: tuple(chunk)}
                 yield replace(empty, **field)
 
