@@ -71,7 +71,7 @@ class KuzuProjection:
         self._reader = StoreReader(store, queries)
         self._outbox = Outbox(store, queries)
         opened = open_database(directory, buffer_megabytes)
-        self._graph = KuzuGraph(opened.database)
+        self._graph = KuzuGraph(opened.database, buffer_megabytes)
         rebuilt: tuple[str, ...] = ()
         if opened.created:
             rebuilt = tuple(sorted(self._reader.users()))
@@ -375,7 +375,8 @@ class KuzuProjection:
         """Replace the database with a new one holding every user of the store."""
         self._graph.close()
         shutil.rmtree(self._opened.path, ignore_errors=True)
-        self._graph = KuzuGraph(open_database(self._opened.path, self._buffer).database)
+        opened = open_database(self._opened.path, self._buffer)
+        self._graph = KuzuGraph(opened.database, self._buffer)
         for uid in sorted(self._reader.users()):
             self.rebuild(uid)
 

@@ -54,7 +54,12 @@ __all__ = ["KuzuGraph", "closed"]
 
 _BATCH = 2000
 # rows a rebuild writes per transaction: Kùzu holds a transaction's pages in its buffer pool
+# (a bounded pool: 160 rows a MB, at least 20,000), and each commit costs in proportion to
+# the rows the table already holds (an edge table of 300k rows: 2.4 s a commit), so a large
+# pool writes larger transactions (see KuzuGraph.replace_user)
 _PER_TRANSACTION = 20_000
+_MOST_PER_TRANSACTION = 200_000
+_PER_POOL_MB = 160
 _RENEW_AFTER = 100_000  # parameters given to one connection (see KuzuGraph)
 _Params = dict[str, Any]
 _ROW_TYPES: tuple[type[Row], ...] = (
@@ -158,8 +163,9 @@ class KuzuGraph:
     parameters (a row of ``$rows`` counts one): a rebuild stays flat, and so does a server
     that refreshes for months."""
 
-    def __init__(self, database: kuzu.Database) -> None:
-        self._database = database
+    def __init__(self, database: kuzu.Database, buffer_megabytes: int = 0) -> None:
+        """``buffer_megabytes``: the database's buffer pool (0: Kùzu's default)."""
+        self._database, self._buffer = database, buffer_megabytes
         self._conn = kuzu.Connection(database)
         self._chunk: int | None = None  # rows per transaction while a rebuild writes
         self._pending = 0
@@ -291,14 +297,18 @@ class KuzuGraph:
         Kùzu holds a transaction's pages in its buffer pool, which is bounded
         (``Settings.graph_buffer_megabytes``): a 100k-memory user written in one transaction
         filled a 128 MB pool ("the buffer pool is full"). So the rows are written in
-        transactions of ``_PER_TRANSACTION`` rows, after one that drops the user's rows and
-        stamp: stopped halfway, the user has no stamp, and :meth:`KuzuProjection.unlevel`
-        finds it for a whole compare at the next start."""
+        transactions of at least ``_PER_TRANSACTION`` rows (more in a larger pool: a
+        commit costs as much as the table holds, and 1M edges written 20,000 a commit took
+        over 20 minutes), after one that drops the user's rows and stamp: stopped halfway,
+        the user has no stamp, and :meth:`KuzuProjection.unlevel` finds it for a whole
+        compare at the next start."""
         with self._transaction():
             self.run("MATCH (m:Meta {key: $k}) DELETE m", {"k": STAMP["p"] + uid})
             for table in (*EDGES, *NODES):  # edges first: see EdgeTable.delete_user
                 self.run(table.delete_user(), {"uid": uid})
-        self._chunk, self._pending = _PER_TRANSACTION, 0
+        pool = self._buffer * _PER_POOL_MB if self._buffer else _MOST_PER_TRANSACTION
+        self._chunk = max(_PER_TRANSACTION, min(pool, _MOST_PER_TRANSACTION))
+        self._pending = 0
         try:
             with self._transaction():
                 for rows in slices:

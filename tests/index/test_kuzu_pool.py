@@ -44,7 +44,7 @@ def test_a_large_rebuild_fits_a_small_pool_in_several_transactions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = _rows(25_000)
-    graph = KuzuGraph(open_database(tmp_path / "kuzu", POOL_MB).database)
+    graph = KuzuGraph(open_database(tmp_path / "kuzu", POOL_MB).database, POOL_MB)
     try:
         graph.set_stamp("alice", 7)
         graph.replace_user("alice", [rows])
@@ -79,6 +79,7 @@ def test_a_rebuild_stopped_halfway_leaves_the_user_unlevel(
     try:
         assert projection.unlevel() == []
         monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 1)  # commit after every batch
+        monkeypatch.setattr(kuzu_graph, "_MOST_PER_TRANSACTION", 1)
         commits = 0
         real_run = KuzuGraph.run
 

@@ -186,6 +186,7 @@ def test_the_connection_is_renewed_between_transactions_and_loses_nothing(
     _odd_corners(world, scene)
     monkeypatch.setattr(kuzu_graph, "_RENEW_AFTER", 3)
     monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 4)
+    monkeypatch.setattr(kuzu_graph, "_MOST_PER_TRANSACTION", 4)
     opened: list[object] = []
     real = kuzu_graph.kuzu.Connection
 
