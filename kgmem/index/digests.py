@@ -26,7 +26,6 @@ the user's rows into each projection.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 import sqlite3
 import threading
@@ -59,23 +58,21 @@ CREATE TABLE IF NOT EXISTS caught (user INTEGER NOT NULL, since TEXT NOT NULL,
 """
 _KEPT = 8  # answers of since() kept per user (a projection may ask in a later process)
 _ROWS = 10_000  # digests read from the store per insert
-_FRESH = "kind INTEGER NOT NULL, node TEXT NOT NULL, digest INTEGER NOT NULL,"
-_FRESH += " PRIMARY KEY (kind, node)"
-_SAME = "SELECT 1 FROM digests d WHERE d.user = ? AND d.kind = f.kind AND d.node = f.node"
+# a whole reading's digests, as they are read (a user's rows, then compared and dropped)
+_FRESH = """CREATE TEMP TABLE IF NOT EXISTS fresh (uid TEXT NOT NULL, kind INTEGER NOT NULL,
+    node TEXT NOT NULL, digest INTEGER NOT NULL, PRIMARY KEY (uid, kind, node)) WITHOUT ROWID"""
 # the nodes whose digest differs: new or changed (fresh, not kept alike), or gone (kept only)
-_DIFFER = (
-    f"SELECT f.kind, f.node FROM {{fresh}} f WHERE NOT EXISTS ({_SAME} AND d.digest = f.digest)"
-    " UNION SELECT d.kind, d.node FROM digests d WHERE d.user = ? AND NOT EXISTS"
-    " (SELECT 1 FROM {fresh} f WHERE f.kind = d.kind AND f.node = d.node)"
-)
-_GONE = (
-    "DELETE FROM digests WHERE user = ? AND NOT EXISTS"
-    " (SELECT 1 FROM {fresh} f WHERE f.kind = digests.kind AND f.node = digests.node)"
-)
-_NEW = (
-    "INSERT OR REPLACE INTO digests SELECT ?, f.kind, f.node, f.digest FROM {fresh} f"
-    f" WHERE NOT EXISTS ({_SAME} AND d.digest = f.digest)"
-)
+_DIFFER = """SELECT f.kind, f.node FROM fresh f WHERE f.uid = ? AND NOT EXISTS (SELECT 1
+    FROM digests d WHERE d.user = ? AND d.kind = f.kind AND d.node = f.node
+    AND d.digest = f.digest)
+  UNION SELECT d.kind, d.node FROM digests d WHERE d.user = ? AND NOT EXISTS (SELECT 1
+    FROM fresh f WHERE f.uid = ? AND f.kind = d.kind AND f.node = d.node)"""
+_GONE = """DELETE FROM digests WHERE user = ? AND NOT EXISTS (SELECT 1 FROM fresh f
+    WHERE f.uid = ? AND f.kind = digests.kind AND f.node = digests.node)"""
+_NEW = """INSERT OR REPLACE INTO digests SELECT ?, f.kind, f.node, f.digest FROM fresh f
+    WHERE f.uid = ? AND NOT EXISTS (SELECT 1 FROM digests d WHERE d.user = ?
+    AND d.kind = f.kind AND d.node = f.node AND d.digest = f.digest)"""
+
 
 Key = tuple[int, str]  # (graph kind's code, node: its IRI after the user's node base)
 _Fresh = tuple[int, str, int]  # a key and its digest
@@ -103,13 +100,13 @@ class Digests:
             ":memory:" if path is None else str(path), check_same_thread=False
         )
         self._db.executescript(_SCHEMA)
+        self._db.execute(_FRESH)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._lock = threading.RLock()  # the connection and the maps below
         self._users: dict[str, threading.Lock] = {}  # one whole reading of a user at a time
         self._building: dict[str, set[URIRef]] = {}  # refreshed during a whole reading
         self._caught: dict[tuple[str, int | None], CaughtUp] = {}
-        self._scratch = itertools.count()  # names of the tables a whole reading fills
         self._suspect = self._find_suspects()
 
     def close(self) -> None:
@@ -251,30 +248,32 @@ class Digests:
         whose digests differ are what changed since it (returned, and kept for
         :meth:`since`, on disk too). Refreshes meanwhile are read again after.
 
-        The store's digests go into a table of their own as they are read, and SQLite
+        The store's digests go into a temporary table as they are read, and SQLite
         compares them with those kept: a million subjects are never held in Python."""
         with self._lock:
             self._building.setdefault(uid, set())
-            table = f"temp.fresh{next(self._scratch)}"  # a name of kgmem's own: no input
-            self._db.execute(f"CREATE TABLE {table} ({_FRESH})")
+            self._db.execute("DELETE FROM fresh WHERE uid = ?", (uid,))
         try:
             stamp = self._outbox.stamp(uid)  # first: what is read next holds every write to it
             for rows in sliced(self._fresh(uid), _ROWS):
                 with self._lock:
-                    self._db.executemany(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?)", rows)
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO fresh VALUES (?, ?, ?, ?)",
+                        ((uid, *row) for row in rows),
+                    )
             with self._lock:
                 user = self._ensure(uid, stamp)
-                differ = _DIFFER.format(fresh=table)
-                changed = self._db.execute(differ, (user, user)).fetchall() if answer else []
+                found = self._db.execute(_DIFFER, (uid, user, user, uid)) if answer else ()
+                changed = list(found)
                 with self._db:
-                    self._db.execute(_GONE.format(fresh=table), (user,))
-                    self._db.execute(_NEW.format(fresh=table), (user, user))
+                    self._db.execute(_GONE, (user, uid))
+                    self._db.execute(_NEW, (user, uid, user))
                     self._db.execute("UPDATE users SET stamp = ? WHERE uid = ?", (stamp, uid))
                 self._suspect.discard(uid)
         finally:
             with self._lock:
                 again = self._building.pop(uid, set())
-                self._db.execute(f"DROP TABLE IF EXISTS {table}")
+                self._db.execute("DELETE FROM fresh WHERE uid = ?", (uid,))
         if again:
             self._write(uid, self._of_nodes(uid, again))
         graphs = UserGraphs(uid)
