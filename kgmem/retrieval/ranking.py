@@ -115,9 +115,10 @@ class QueryContext:
         (:mod:`kgmem.index.lexical.facts`; ``chats``: their chat codes' table): the chat
         and "says when" factors as :func:`context` has them, the entity factor at its most."""
         entity = max(weights.named if self.names else 0.0, weights.related if self.related else 0.0)
-        most = max(self.chats.values(), default=0.0)  # a document quoting several chats
+        most = 1.0 if self.chats else 0.0  # a document quoting several chats: at most 1
+        found = self.chats.get
         matched = [
-            self.chats.get(chats[c], 0.0) if c >= 0 else most if c == CHATS else 0.0
+            found(chats[c], 0.0) if c >= 0 else most if c == CHATS else 0.0
             for c in rows["chat"].tolist()
         ]
         chat = 1 + weights.conversation * np.array(matched, dtype=np.float64)

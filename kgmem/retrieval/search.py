@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 import numpy as np
 from rdflib import Literal, URIRef
@@ -48,14 +48,13 @@ __all__ = ["MemorySearch", "SearchHit"]
 
 _FILL = 0.25  # the relevance of an unmatched document that falls in the query's period
 _PERIOD = 200  # at most so many of them
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SPARE = 4  # ranked past k, for hits the store shows to be stale
 _MEANING, _MIN_COSINE = 50, 0.3  # dense candidates per query, and the least cosine kept
-_NAMED, _NEAR, _CACHED = (
-    3,
-    50,
-    4096,
-)  # graph expansion: entities the query names, neighbours (and docs) each
+# graph expansion: entities the query names, neighbours (and docs) each, neighbourhoods kept
+_NAMED, _NEAR, _CACHED = 3, 50, 4096
+# an entity more documents are about than this is not expanded from: its neighbours (20k for a
+# city at a million memories) say nothing of the query, and reading them took 30-40 ms
+_HUB = 1000
 
 
 @dataclass(frozen=True)
@@ -216,10 +215,10 @@ class MemorySearch:
 
     def _related(self, uid: str, terms: frozenset[str]) -> frozenset[str]:
         """Graph expansion: the entities one hop from those the query names (at most
-        ``_NAMED`` of them, the best documented first), by the graph projection."""
+        ``_NAMED`` of them, the best documented first, none a hub), by the graph projection."""
         if self._graph is None or not terms:
             return frozenset()
-        named = self._index.named_entities(uid, terms)[:_NAMED]
+        named = self._index.named_entities(uid, terms, most=_HUB)[:_NAMED]
         version, near = self._graph.version(uid), set[str]()
         for entity in named:
             cached = self._near.get((uid, entity))
@@ -251,15 +250,10 @@ class MemorySearch:
         floor = _FILL * (scores.best() or 1.0 / _FILL)
         meaning = self._meaning(uid, text, scores)
         if cue is not None:  # the cue's period, at a low relevance where no word matched
-            period = self._index.during(uid, cue.start, cue.end, latest=_PERIOD)
-            when = heapq.nlargest(
-                _PERIOD, period, key=lambda d: (d.moment or d.valid_from or _EPOCH, d.id)
-            )
-            for doc in when:  # the latest of a busy period
-                scores.setdefault(doc.id, floor)
+            # the latest of a busy period
+            scores.fill(self._index.latest(uid, cue.start, cue.end, _PERIOD), floor)
         for entity in sorted(query.related):  # what the query's entities are linked to
-            for doc_id in self._index.about(uid, entity, first=_NEAR):
-                scores.setdefault(doc_id, floor)
+            scores.fill(self._index.about(uid, entity, first=_NEAR), floor)
         # the walk reads only documents it can accept: of the entity, the kinds, the statuses
         if filters.entities is not None:
             scores.only(d for e in filters.entities for d in self._index.about(uid, e))

@@ -209,14 +209,17 @@ def test_periods_meeting_a_range(
     lo, hi = T0 + timedelta(days=start), T0 + timedelta(days=start + length)
     meeting = [d for d in docs if d.overlaps(lo, hi)]
     found = shard.during(lo, hi, latest)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    key = lambda d: d.valid_from or epoch  # noqa: E731
+    by_id = {d.id: d for d in docs}
+    assert all(at == (key(by_id[i]) - epoch) // timedelta(microseconds=1) for at, i in found)
     if latest is None:
-        assert sorted(d.id for d in found) == sorted(d.id for d in meeting)
+        assert sorted(i for _, i in found) == sorted(d.id for d in meeting)
     else:
-        key = lambda d: d.valid_from or datetime(1970, 1, 1, tzinfo=UTC)  # noqa: E731
         best = sorted(meeting, key=lambda d: (key(d), d.id), reverse=True)[:latest]
-        assert {d.id for d in best} <= {d.id for d in found} <= {d.id for d in meeting}
+        assert {d.id for d in best} <= {i for _, i in found} <= {d.id for d in meeting}
         cut = min((key(d) for d in best), default=None)
-        assert all(key(d) >= cut for d in found) if cut else not found
+        assert all(key(by_id[i]) >= cut for _, i in found) if cut else not found
 
 
 def chat_reference(shard: Shard, terms: list[str]) -> dict[str, float]:
@@ -317,11 +320,9 @@ def test_a_loaded_shard_answers_as_the_one_built(
             lo, hi = T0 + timedelta(days=start), T0 + timedelta(days=start + length)
             timed = [d for d in built.docs.values() if d.moment and lo <= d.moment < hi]
             expected = [d.id for d in sorted(timed, key=lambda d: (d.moment, d.id))]
-            assert [d.id for d in built.during(lo, hi)] == expected
-            assert [d.id for d in loaded.during(lo, hi)] == expected
-            assert [d.id for d in loaded.during(lo, hi, 2)] == [
-                d.id for d in built.during(lo, hi, 2)
-            ]
+            assert [i for _, i in built.during(lo, hi)] == expected
+            assert [i for _, i in loaded.during(lo, hi)] == expected
+            assert loaded.during(lo, hi, 2) == built.during(lo, hi, 2)
     for entity in ENTITIES:
         assert loaded.about(entity) == built.about(entity)
         assert loaded.about(entity, 2) == built.about(entity, 2)
@@ -340,3 +341,86 @@ def test_a_loaded_shard_answers_as_the_one_built(
         }
 
     assert facts(loaded) == facts(built)
+
+
+def test_a_timeline_filled_in_any_order_is_in_order_of_moment_then_id() -> None:
+    """A rebuild adds documents in no order of time: the timeline merges them at once when it
+    is next read (more than a few) or one by one (a few), and stays in order after removals,
+    re-adds and a save taken while additions were waiting."""
+    rng = __import__("random").Random(7)
+    shard = Shard(FIELD_WEIGHTS)
+    moments: dict[int, int | None] = {}
+    for n in rng.sample(range(1500), 1500):  # 1,500 adds: merged by a sort
+        moments[n] = rng.randrange(-40, 40) if n % 7 else None
+        at = None if moments[n] is None else T0 + timedelta(hours=moments[n])
+        shard.add(doc(n, "apple", occurred_at=at))
+    saved = ShardFiles.undump(*ShardFiles.dump(shard))  # saved with every addition waiting
+    for n in rng.sample(range(1500), 300):  # removals and a few re-adds: one by one
+        if n % 3:
+            shard.remove(f"urn:d{n}")
+            saved.remove(f"urn:d{n}")
+            moments.pop(n)
+        else:
+            moments[n] = rng.randrange(-40, 40)
+            for held in (shard, saved):
+                held.add(doc(n, "river", occurred_at=T0 + timedelta(hours=moments[n])))
+    expected = sorted(
+        (T0 + timedelta(hours=h), f"urn:d{n}") for n, h in moments.items() if h is not None
+    )
+    lo, hi = T0 - timedelta(days=3), T0 + timedelta(days=3)
+    for held in (shard, saved, ShardFiles.undump(*ShardFiles.dump(saved))):
+        assert [i for _, i in held.during(lo, hi)] == [i for _, i in expected]
+        assert [i for _, i in held.during(lo, hi, 5)] == [i for _, i in expected[-5:]]
+
+
+def test_named_entities_by_whole_names_and_their_documents() -> None:
+    """Every word of one of an entity's names among the terms; an entity named after the
+    first lookup is found too, and ``most`` leaves out those more documents are about."""
+    shard = Shard(FIELD_WEIGHTS)
+    people = {"urn:e:ana1": "Ana Silva", "urn:e:ana2": "Ana Silva", "urn:e:ana3": "Ana Costa"}
+    for n, (entity, name) in enumerate(people.items()):
+        shard.name(entity, name)
+        for k in range(n + 1):  # ana1 is about 1 document, ana2 2, ana3 3
+            shard.add(doc(10 * n + k, "apple", about=(entity,)))
+    shard.name("urn:e:ana3", "Ana")  # a short name
+    shard.name("urn:e:nobody", "Ana Silva")  # no document is about it
+    assert shard.named(frozenset({"ana", "silva"})) == ["urn:e:ana3", "urn:e:ana2", "urn:e:ana1"]
+    assert shard.named(frozenset({"silva"})) == []
+    assert shard.named(frozenset({"ana", "silva"}), most=2) == ["urn:e:ana2", "urn:e:ana1"]
+    shard.name("urn:e:ana1", "Bea")  # after the first lookup
+    shard.add(doc(99, "apple", about=("urn:e:nobody",)))
+    assert shard.named(frozenset({"bea"})) == ["urn:e:ana1"]
+    assert shard.named(frozenset({"ana", "silva"}), most=1) == ["urn:e:ana1", "urn:e:nobody"]
+    loaded = ShardFiles.undump(*ShardFiles.dump(shard))
+    for terms in ({"ana"}, {"ana", "silva"}, {"bea", "costa"}):
+        assert loaded.named(frozenset(terms)) == shard.named(frozenset(terms))
+
+
+def test_chat_scores_are_read_chat_by_chat() -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    shard.add(doc(1, "apple river", chats=("c1",)))
+    shard.add(doc(2, "apple", chats=("c2",)))
+    shard.add(doc(3, "stone", chats=("c3",)))
+    found = shard.chats.score(["river", "appl"])
+    assert found == pytest.approx(chat_reference(shard, ["river", "appl"]))
+    assert set(found) == {"c1", "c2"} and len(found) == 2 and found["c1"] == 1.0
+    assert found.get("c3") is None and found.get("c3", 0.0) == 0.0 and "c3" not in found
+    assert found.get("c9", 0.5) == 0.5
+    with pytest.raises(KeyError):
+        found["c3"]
+    shard.add(doc(4, "river", chats=("c4",)))  # after the query: not in it
+    assert "c4" not in found and set(found) == {"c1", "c2"}
+    assert not shard.chats.score(["violin"]) and dict(shard.chats.score(["violin"])) == {}
+
+
+def test_fill_scores_only_the_documents_nothing_matched() -> None:
+    shard = Shard(FIELD_WEIGHTS)
+    for n, text in enumerate(["apple", "river", "stone", "apple river"]):
+        shard.add(doc(n, text))
+    scores = shard.score(["appl"])
+    matched = dict(scores.items())
+    assert set(matched) == {"urn:d0", "urn:d3"}
+    scores.fill(["urn:d0", "urn:d1", "urn:d2", "urn:d1", "urn:gone"], 0.01)
+    assert dict(scores.items()) == {**matched, "urn:d1": 0.01, "urn:d2": 0.01}
+    scores.fill([], 0.5)
+    assert dict(scores.items()) == {**matched, "urn:d1": 0.01, "urn:d2": 0.01}

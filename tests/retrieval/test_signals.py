@@ -16,8 +16,10 @@ from rdflib import URIRef
 
 from kgmem.index import KuzuProjection
 from kgmem.index.lexical import LexicalIndex
+from kgmem.memory.entities import self_entity
 from kgmem.memory.gate import Outcome
 from kgmem.retrieval import MemorySearch, RankWeights, SearchHit
+from kgmem.retrieval import search as search_module
 from kgmem.retrieval.temporal import asks_when, is_question
 from tests.memory.world import World, works_at
 from tests.retrieval.support import QUERIES
@@ -193,6 +195,19 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
     assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
     projection.refresh("alice", changed)
     assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
+
+
+def test_a_hub_is_not_expanded_from(monkeypatch: pytest.MonkeyPatch, linked_world: Linked) -> None:
+    """An entity more documents are about than the bound is named but not expanded from:
+    its neighbours are too many to say anything of the query (and costly to read)."""
+    job, office, search = linked_world.job, linked_world.office, linked_world.search
+    about = len(linked_world.index.about("alice", str(self_entity("alice"))))
+    assert about >= 1
+    monkeypatch.setattr(search_module, "_HUB", about)  # at the bound: expanded
+    assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
+    monkeypatch.setattr(search_module, "_HUB", about - 1)  # past it: a hub
+    search._near.clear()
+    assert [h.id for h in search.memory_search("alice", "Alice")] == [str(job)]
 
 
 def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(

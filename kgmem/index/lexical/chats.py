@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar, overload
 
 import numpy as np
 
 from kgmem.index.lexical.arrays import Counted, Floats, Packed, Slotted, unpacked
 
-__all__ = ["Conversations"]
+__all__ = ["ChatMatch", "Conversations"]
 
+_T = TypeVar("_T")
 _K1, _B = 1.2, 0.75  # BM25 (documents: kgmem.index.lexical.arrays)
 
 
@@ -95,11 +97,11 @@ class Conversations:
                 del self.members[chat], self.lengths[chat]
             self._norms = None
 
-    def score(self, terms: Iterable[str]) -> dict[str, float]:
+    def score(self, terms: Iterable[str]) -> ChatMatch:
         """BM25 of every chat matching any of ``terms``, divided by the best (0..1]."""
         n = len(self.lengths)
         if not n:
-            return {}
+            return ChatMatch(np.zeros(0), self._slot, self._chats)
         norms = self._chat_norms(max(self._total / n, 1.0))
         acc = np.zeros(len(self._chats), dtype=np.float64)
         for term in set(terms):
@@ -108,11 +110,8 @@ class Conversations:
             slots, tfs = self._postings(term)
             weight = math.log(1 + (n - len(slots) + 0.5) / (len(slots) + 0.5)) * (_K1 + 1)
             acc[slots] += weight * tfs / (tfs + norms[slots])
-        found = np.flatnonzero(acc)
-        if not found.size:
-            return {}
-        values = (acc[found] / acc[found].max()).tolist()
-        return {self._chats[s]: v for s, v in zip(found.tolist(), values, strict=True)}
+        best = acc.max() if len(acc) else 0.0
+        return ChatMatch(acc / best if best else acc, self._slot, self._chats)
 
     def _postings(self, term: str) -> tuple[Slotted, Counted]:
         if term not in self._arrays:
@@ -130,3 +129,38 @@ class Conversations:
             lengths = np.array([self.lengths.get(c, 0) for c in self._chats], dtype=np.float64)
             self._norms = _K1 * (1 - _B + _B * lengths / average)
         return self._norms
+
+
+class ChatMatch(Mapping[str, float]):
+    """How well each chat matches a query, relative to the best chat (0..1]; a chat that
+    does not match is not in it. Read chat by chat from the scores over the chats' slots,
+    not made into a dictionary: a common word matches most of a user's chats (25,000 at a
+    million memories, 3 ms a query as a dictionary). A chat seen after the query is not in it.
+    """
+
+    def __init__(self, values: Floats, slots: Mapping[str, int], chats: Sequence[str]) -> None:
+        self._values, self._slots, self._chats = values, slots, chats
+
+    @overload
+    def get(self, chat: str, /) -> float | None: ...
+
+    @overload
+    def get(self, chat: str, /, default: float | _T) -> float | _T: ...
+
+    def get(self, chat: str, /, default: object = None) -> object:
+        slot = self._slots.get(chat)
+        if slot is None or slot >= len(self._values) or not self._values[slot]:
+            return default
+        return float(self._values[slot])
+
+    def __getitem__(self, chat: str) -> float:
+        slot = self._slots.get(chat)
+        if slot is None or slot >= len(self._values) or not self._values[slot]:
+            raise KeyError(chat)
+        return float(self._values[slot])
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._values > 0))
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._chats[s] for s in np.flatnonzero(self._values > 0).tolist())

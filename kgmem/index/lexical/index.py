@@ -35,6 +35,7 @@ from kgmem.index.base import Links
 from kgmem.index.dense import Embedder
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
+from kgmem.index.lexical.chats import ChatMatch
 from kgmem.index.lexical.docs import (
     FIELD_WEIGHTS,
     STOPWORDS,
@@ -375,19 +376,20 @@ class LexicalIndex:
             vectors = shard.vectors
         return {} if vectors is None else vectors.nearest(text, n)
 
-    def chat_scores(self, uid: str, terms: Iterable[str]) -> dict[str, float]:
+    def chat_scores(self, uid: str, terms: Iterable[str]) -> ChatMatch:
         """How well each of ``uid``'s chats as a whole matches ``terms``, relative to the
         best chat (0..1]; see :class:`_Conversations`."""
         shard = self._shard(uid)
         with self._lock:
             return shard.chats.score(terms)
 
-    def named_entities(self, uid: str, terms: Iterable[str]) -> list[str]:
+    def named_entities(self, uid: str, terms: Iterable[str], most: int | None = None) -> list[str]:
         """The entities of ``uid`` the analyzed ``terms`` name (every word of one of their
-        names or aliases), those with the most memories first."""
+        names or aliases), those with the most memories first; ``most``: only those at most
+        so many documents are about."""
         shard = self._shard(uid)
         with self._lock:
-            return shard.named(frozenset(terms))
+            return shard.named(frozenset(terms), most)
 
     def version(self, uid: str) -> int:
         """A number that changes whenever ``uid``'s documents may have (each refresh and
@@ -416,14 +418,14 @@ class LexicalIndex:
         with self._lock:
             return shard.docs.get(doc_id)
 
-    def during(
-        self, uid: str, start: datetime, end: datetime, latest: int | None = None
-    ) -> list[LexicalDoc]:
-        """The documents whose moment or validity period meets [start, end); ``latest``:
-        of those with a moment, only the ``latest`` last (every period document still)."""
+    def latest(self, uid: str, start: datetime, end: datetime, n: int) -> list[str]:
+        """The ``n`` documents of ``uid`` whose moment or validity period meets [start, end)
+        that happened or began last (a period with no start: at the epoch), latest first;
+        equal times by id, the greater first. None of them is read."""
         shard = self._shard(uid)
         with self._lock:
-            return shard.during(start, end, latest)
+            found = shard.during(start, end, n)
+        return [doc_id for _, doc_id in heapq.nlargest(n, found)]
 
     def size(self, uid: str) -> int:
         shard = self._shard(uid)

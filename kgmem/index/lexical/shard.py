@@ -34,8 +34,11 @@ from kgmem.index.lexical.facts import Fact
 from kgmem.index.lexical.held import HeldDocs
 from kgmem.index.lexical.scores import Scores
 
-__all__ = ["Periods", "Shard", "Timeline"]
+__all__ = ["Dated", "Periods", "Shard", "Timeline"]
 
+Dated = tuple[int, str]  # a document's moment or start (POSIX microseconds) and its id
+
+_INSERTS = 256  # timeline additions put in one by one; more: merged by a sort
 _DEAD = 1024  # compact a shard's slots once more than this many (and than live ones) are dead
 _FIRSTS = 4096  # entities whose first documents are kept
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -68,6 +71,7 @@ class Shard:
         self._first: dict[str, dict[int, list[str]]] = {}  # entity -> n -> its first n docs
         self.names: dict[str, set[tuple[str, ...]]] = defaultdict(set)  # entity -> its names
         self.name_index: dict[str, set[str]] = defaultdict(set)  # a name's term -> entities
+        self._by_name: _NameTables | None = None  # made from names when first needed
         # entity -> the name and alias texts the documents about it were indexed with
         self.entity_texts: dict[str, frozenset[str]] = {}
 
@@ -80,6 +84,7 @@ class Shard:
             "vectors": None,
             "_norms": None,
             "_first": {},
+            "_by_name": None,
             "by_entity": (
                 [e for e, _ in about],
                 array("q", itertools.accumulate(len(d) for _, d in about)).tobytes(),
@@ -93,6 +98,7 @@ class Shard:
                 pass
             case _:
                 raise TypeError("not a shard")
+        self._by_name = None
         self.__dict__.update(state)
         stops = array("q")
         stops.frombytes(ends)
@@ -201,37 +207,74 @@ class Shard:
             self.names[entity].add(terms)
             for term in terms:
                 self.name_index[term].add(entity)
+            if self._by_name is not None:
+                self._by_name.add(entity, terms)
 
-    def named(self, terms: frozenset[str]) -> list[str]:
+    def named(self, terms: frozenset[str], most: int | None = None) -> list[str]:
         """The entities with a name all of whose words are among ``terms``, and which some
-        document is about; the most documents first."""
+        document is about (``most``: at most so many documents); the most documents first.
+
+        By name, not by entity: thousands of people share a first name, a few share a
+        whole name (at 1M memories, 116k entities have 12k distinct names)."""
+        if self._by_name is None:
+            self._by_name = _NameTables(self.names)
+        about, by_name = self.by_entity, self._by_name
         found = {
             entity
-            for term in terms
-            for entity in self.name_index.get(term, ())
-            if entity in self.by_entity and any(set(n) <= terms for n in self.names[entity])
+            for name in by_name.within(terms)
+            for entity in by_name.entities[name]
+            if entity in about and (most is None or len(about[entity]) <= most)
         }
-        return sorted(found, key=lambda e: (-len(self.by_entity[e]), e))
+        return sorted(found, key=lambda e: (-len(about[e]), e))
 
-    def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[LexicalDoc]:
-        """The documents whose moment or validity period meets [start, end); ``latest``: only
-        that many of each (timeline and periods), the latest by moment or start."""
-        moments = self.timeline.moments
+    def during(self, start: datetime, end: datetime, latest: int | None = None) -> list[Dated]:
+        """The documents whose moment or validity period meets [start, end), each with its
+        moment or start (POSIX microseconds; 0, the epoch, for a period with none), not
+        read: those with a moment in order, then the periods. ``latest``: only that many of
+        each, the latest."""
+        moments, ids = self.timeline.moments, self.timeline.ids
         low = bisect.bisect_left(moments, _micros(start, 0))
         high = bisect.bisect_left(moments, _micros(end, 0))
         if latest is not None:
             low = max(low, high - latest)
-        found = [self.docs[doc_id] for doc_id in self.timeline.ids[low:high]]
-        return found + [self.docs[i] for i in self.periods.meeting(start, end, latest)]
+        found = list(zip(moments[low:high], ids[low:high], strict=True))
+        return found + self.periods.meeting(start, end, latest)
+
+
+class _NameTables:
+    """The entities by name and the names by word, for :meth:`Shard.named` (made from the
+    shard's names at the first lookup and kept up after; not saved)."""
+
+    def __init__(self, names: Mapping[str, Iterable[tuple[str, ...]]]) -> None:
+        self.entities: dict[tuple[str, ...], set[str]] = defaultdict(set)
+        self._by_word: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        for entity, held in names.items():
+            for name in held:
+                self.add(entity, name)
+
+    def add(self, entity: str, name: tuple[str, ...]) -> None:
+        self.entities[name].add(entity)
+        for word in name:
+            self._by_word[word].add(name)
+
+    def within(self, terms: frozenset[str]) -> set[tuple[str, ...]]:
+        """The names all of whose words are among ``terms``."""
+        return {
+            name for term in terms for name in self._by_word.get(term, ()) if terms.issuperset(name)
+        }
 
 
 class Timeline:
     """The documents with a moment, by moment (microseconds) then id: two lists in step,
-    not a pair per document (thousands of objects made at each load)."""
+    not a pair per document (thousands of objects made at each load). Additions wait until
+    the timeline is next read or changed otherwise, then go in together: a rebuild adds a
+    million documents in no order of time, and inserting each into the middle of the lists
+    moved half of them (quadratic: minutes of a 1M-memory rebuild)."""
 
     def __init__(self) -> None:
-        self.moments: list[int] = []
-        self.ids: list[str] = []
+        self._moments: list[int] = []
+        self._ids: list[str] = []
+        self._added: list[Dated] = []
 
     def __getstate__(self) -> dict[str, object]:
         return {"moments": array("q", self.moments).tobytes(), "ids": self.ids}
@@ -246,22 +289,46 @@ class Timeline:
         at.frombytes(moments)
         if len(at) != len(ids) or not strings(ids):
             raise ValueError("a shard's timeline does not add up")
-        self.moments, self.ids = at.tolist(), ids
+        self._moments, self._ids, self._added = at.tolist(), ids, []
 
-    def _at(self, moment: int, doc_id: str) -> int:
-        low = bisect.bisect_left(self.moments, moment)
-        high = bisect.bisect_right(self.moments, moment, low)
-        return bisect.bisect_left(self.ids, doc_id, low, high)
+    @property
+    def moments(self) -> list[int]:
+        self._settle()
+        return self._moments
+
+    @property
+    def ids(self) -> list[str]:
+        self._settle()
+        return self._ids
 
     def add(self, moment: int, doc_id: str) -> None:
-        at = self._at(moment, doc_id)
-        self.moments.insert(at, moment)
-        self.ids.insert(at, doc_id)
+        self._added.append((moment, doc_id))
 
     def remove(self, moment: int, doc_id: str) -> None:
+        self._settle()
         at = self._at(moment, doc_id)
-        if at < len(self.ids) and self.ids[at] == doc_id and self.moments[at] == moment:
-            del self.moments[at], self.ids[at]
+        if at < len(self._ids) and self._ids[at] == doc_id and self._moments[at] == moment:
+            del self._moments[at], self._ids[at]
+
+    def _at(self, moment: int, doc_id: str) -> int:
+        low = bisect.bisect_left(self._moments, moment)
+        high = bisect.bisect_right(self._moments, moment, low)
+        return bisect.bisect_left(self._ids, doc_id, low, high)
+
+    def _settle(self) -> None:
+        """Put the waiting additions in place: a few one by one, many by one sort (of two
+        runs already in order, which Python's sort merges in linear time)."""
+        added, self._added = self._added, []
+        if len(added) <= _INSERTS:
+            for moment, doc_id in added:
+                at = self._at(moment, doc_id)
+                self._moments.insert(at, moment)
+                self._ids.insert(at, doc_id)
+        else:
+            added.sort()
+            merged = sorted([*zip(self._moments, self._ids, strict=True), *added])
+            self._moments = [moment for moment, _ in merged]
+            self._ids = [doc_id for _, doc_id in merged]
 
 
 class Periods:
@@ -283,9 +350,9 @@ class Periods:
         if self._spans.pop(doc_id, None) is not None:
             self._arrays = None
 
-    def meeting(self, start: datetime, end: datetime, latest: int | None = None) -> list[str]:
-        """Ids of the periods meeting [start, end); ``latest``: at most about so many, those
-        starting latest (a period with no start counts as starting at the epoch)."""
+    def meeting(self, start: datetime, end: datetime, latest: int | None = None) -> list[Dated]:
+        """The periods meeting [start, end), each with its start (a period with none: the
+        epoch, 0); ``latest``: at most about so many, those starting latest."""
         if self._arrays is None:
             ids = list(self._spans)
             spans = np.array([self._spans[i] for i in ids], dtype=np.int64).reshape(-1, 2)
@@ -296,7 +363,8 @@ class Periods:
             keys = np.where(starts[hits] == _LOW, 0, starts[hits])  # no start: the epoch
             cut = np.partition(keys, hits.size - latest)[hits.size - latest]
             hits = hits[keys >= cut]
-        return [ids[i] for i in hits.tolist()]
+        keys = np.where(starts[hits] == _LOW, 0, starts[hits]).tolist()
+        return [(key, ids[i]) for key, i in zip(keys, hits.tolist(), strict=True)]
 
 
 def _fact(doc: LexicalDoc) -> Fact:
