@@ -22,7 +22,7 @@ from kgmem.index.base import (
 from kgmem.index.dense import Embedder, EmbedderUnavailable, StaticEmbedder
 from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed import ChangeFeed, DrainReport, FeedTarget
-from kgmem.index.kuzu import KuzuProjection
+from kgmem.index.kuzu.projection import KuzuProjection
 from kgmem.index.lexical import LexicalDoc, LexicalIndex
 from kgmem.index.lexical.docs import revision_key
 from kgmem.index.reader import NodeSet, StoreReader

@@ -4,7 +4,7 @@ The store is the single source of truth; a graph projection is a copy of each us
 entities, memories, pages and sources with the edges between them, kept in a property
 graph for traversals SPARQL does slowly. It can always be rebuilt from the store, is
 refreshed from committed changes, and is checked against the store by fingerprint.
-Only the adapter (:class:`~kgmem.index.kuzu.KuzuProjection`) knows the backend.
+Only the adapter (:class:`~kgmem.index.kuzu.projection.KuzuProjection`) knows the backend.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ user of a million memories ran this machine's 24 GB out. :class:`UserSlices` rea
 table's query as a stream (:meth:`~kgmem.store.TripleStore.stream`) and hands on slices of at
 most ``size`` rows, which the projection writes and lets go. What it keeps meanwhile is the
 id of each node handed on (an edge is handed on only between two of them, which is what
-:func:`~kgmem.index.kuzu_graph.closed` keeps) and the edges of the memories both the kg and
+:func:`~kgmem.index.kuzu.params.closed` keeps) and the edges of the memories both the kg and
 the quarantine graph hold (a handful), so that neither graph's rows repeat the other's.
 
 The slices hold, row for row, what :func:`closed` keeps of :meth:`StoreReader.user`. A

@@ -8,7 +8,7 @@ import pytest
 from rdflib import Literal, URIRef
 
 from kgmem.index import KuzuProjection, LinkKind, UserRows
-from kgmem.index.kuzu_schema import NODE_KINDS, NODES
+from kgmem.index.kuzu.schema import NODE_KINDS, NODES
 from kgmem.index.reader import StoreReader
 from kgmem.memory.entities import self_entity
 from kgmem.memory.ids import NodeKind

@@ -9,9 +9,9 @@ import pytest
 
 from kgmem.errors import StoreLocked
 from kgmem.index import KuzuProjection
-from kgmem.index import kuzu as kuzu_module
-from kgmem.index.kuzu_graph import KuzuGraph
-from kgmem.index.kuzu_open import CLEAN, DB_FILE
+from kgmem.index.kuzu import projection as kuzu_module
+from kgmem.index.kuzu.graph import KuzuGraph
+from kgmem.index.kuzu.opening import CLEAN, DB_FILE
 from kgmem.index.reader import StoreReader
 from kgmem.index.rows import differing
 from kgmem.store import QueryRegistry
@@ -186,7 +186,7 @@ def test_a_cleanly_closed_database_is_opened_without_the_probe(
         raise AssertionError("the probe ran for a cleanly closed database")
 
     with monkeypatch.context() as patch:
-        patch.setattr("kgmem.index.kuzu_open.subprocess.run", no_probe)
+        patch.setattr("kgmem.index.kuzu.opening.subprocess.run", no_probe)
         again = reopen(directory, world, queries)
     assert not (directory / CLEAN).exists()  # open: a crash now must leave no record
     with again:

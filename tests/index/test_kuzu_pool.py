@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import kgmem.index.kuzu_graph as kuzu_graph
 from kgmem.errors import StoreOperationFailed
 from kgmem.index import KuzuProjection
-from kgmem.index.kuzu_graph import KuzuGraph
-from kgmem.index.kuzu_open import open_database
+from kgmem.index.kuzu import graph as kuzu_graph
+from kgmem.index.kuzu.graph import KuzuGraph
+from kgmem.index.kuzu.opening import open_database
 from kgmem.index.rows import AboutRow, EntityRow, MemoryRow, UserRows
 from kgmem.store import QueryRegistry
 from tests.index.scenes import Scene

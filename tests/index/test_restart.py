@@ -17,7 +17,7 @@ from kgmem.api import Services, create_app
 from kgmem.api.services import build_services, index_dir
 from kgmem.cli.index import index_dir as cli_index_dir
 from kgmem.config import Settings
-from kgmem.index.kuzu_open import DB_FILE
+from kgmem.index.kuzu.opening import DB_FILE
 from kgmem.memory.entities import self_entity
 from tests.index.wired import cypher, in_sync, memory_ids, remember, settled, wired
 

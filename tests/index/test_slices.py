@@ -14,9 +14,11 @@ import pytest
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from kgmem.index import KuzuProjection, kuzu_graph
-from kgmem.index.kuzu_graph import KuzuGraph, closed
-from kgmem.index.kuzu_open import open_database
+from kgmem.index import KuzuProjection
+from kgmem.index.kuzu import graph as kuzu_graph
+from kgmem.index.kuzu.graph import KuzuGraph
+from kgmem.index.kuzu.opening import open_database
+from kgmem.index.kuzu.params import closed
 from kgmem.index.reader import StoreReader
 from kgmem.index.rows import FingerprintSum, UserRows, fingerprint_of
 from kgmem.index.slices import Ungrouped, UserSlices

@@ -15,7 +15,7 @@ from kgmem.api.services import Services, build_services
 from kgmem.clock import FixedClock
 from kgmem.config import Settings
 from kgmem.index import KuzuProjection
-from kgmem.index.kuzu_open import DB_FILE
+from kgmem.index.kuzu.opening import DB_FILE
 from kgmem.memory.gate import Outcome
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.store import TripleStore

@@ -29,7 +29,7 @@ from typing import Any, cast
 import kuzu
 
 from kgmem.errors import StoreCorrupt, StoreLocked
-from kgmem.index.kuzu_schema import SCHEMA_VERSION, ddl
+from kgmem.index.kuzu.schema import SCHEMA_VERSION, ddl
 
 __all__ = ["CLEAN", "DB_FILE", "Opened", "mark_closed", "open_database"]
 

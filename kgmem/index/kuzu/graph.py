@@ -1,5 +1,5 @@
 """The projection's rows in Kùzu: batched writes, reads back, and neighbourhood walks
-(their Cypher and row shapes in :mod:`kgmem.index.kuzu_paths`).
+(their Cypher and row shapes in :mod:`kgmem.index.kuzu.paths`).
 
 Writes go in batches (``UNWIND $rows``) inside one Kùzu transaction per call, so a rebuild
 or a refresh is applied whole or not at all. Kùzu's own errors become
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import fields
 from itertools import islice
 from typing import Any, cast
 
@@ -21,8 +20,19 @@ from rdflib import URIRef
 
 from kgmem.errors import StoreOperationFailed
 from kgmem.index.base import Neighbour
-from kgmem.index.kuzu_paths import LINKED, NEIGHBOURS, internal_id, neighbour
-from kgmem.index.kuzu_schema import (
+from kgmem.index.kuzu.params import (
+    ENTITY,
+    ROW_TYPES,
+    Edge,
+    Params,
+    edge_identity,
+    edge_of,
+    edge_params,
+    node_params,
+    row_of,
+)
+from kgmem.index.kuzu.paths import LINKED, NEIGHBOURS, internal_id, neighbour
+from kgmem.index.kuzu.schema import (
     EDGES,
     NODE_KINDS,
     NODES,
@@ -34,23 +44,13 @@ from kgmem.index.kuzu_schema import (
 )
 from kgmem.index.reader import NodeSet
 from kgmem.index.rows import (
-    AboutRow,
-    EntityRow,
-    EvidenceRow,
     Fingerprint,
     FingerprintSum,
-    MemoryRow,
-    PageOfRow,
-    PageRow,
-    RelatesRow,
-    Row,
-    SharesRow,
-    SourceRow,
     UserRows,
 )
 from kgmem.store import UserGraphs
 
-__all__ = ["KuzuGraph", "closed"]
+__all__ = ["KuzuGraph"]
 
 _BATCH = 2000
 # rows a rebuild writes per transaction: Kùzu holds a transaction's pages in its buffer pool
@@ -61,83 +61,6 @@ _PER_TRANSACTION = 20_000
 _MOST_PER_TRANSACTION = 200_000
 _PER_POOL_MB = 160
 _RENEW_AFTER = 100_000  # parameters given to one connection (see KuzuGraph)
-_Params = dict[str, Any]
-_ROW_TYPES: tuple[type[Row], ...] = (
-    EntityRow,
-    MemoryRow,
-    PageRow,
-    SourceRow,
-    RelatesRow,
-    AboutRow,
-    EvidenceRow,
-    PageOfRow,
-    SharesRow,
-)
-
-
-def _node_params(uid: str, row: Row) -> _Params:
-    values = {f.name: getattr(row, f.name) for f in fields(row)}
-    values = {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
-    return {"key": node_key(uid, str(values["id"])), "uid": uid, **values}
-
-
-def _edge_params(uid: str, row: Row) -> _Params:
-    first, second, *rest = (getattr(row, f.name) for f in fields(row))
-    names = [f.name for f in fields(row)][2:]
-    return {
-        "a": node_key(uid, first),
-        "b": node_key(uid, second),
-        "uid": uid,
-        **dict(zip(names, rest, strict=True)),
-    }
-
-
-# An edge as the projection holds it: table name, end keys, uid and its columns in order.
-_Edge = tuple[Any, ...]
-_ENTITY = "Entity"
-
-
-def _identity(edge: EdgeTable, params: _Params) -> _Edge:
-    return (
-        edge.name,
-        params["a"],
-        params["b"],
-        params["uid"],
-        *(params[c] for c, _ in edge.columns),
-    )
-
-
-def _edge_of(edge: EdgeTable, identity: _Edge) -> _Params:
-    _, a, b, uid, *values = identity
-    return {
-        "a": a,
-        "b": b,
-        "uid": uid,
-        **dict(zip((c for c, _ in edge.columns), values, strict=True)),
-    }
-
-
-def closed(rows: UserRows) -> UserRows:
-    """A whole user's ``rows`` without the edges whose ends are not among its nodes: the
-    projection cannot hold them, so a fingerprint must not count them."""
-    nodes: tuple[tuple[EntityRow | MemoryRow | PageRow | SourceRow, ...], ...] = (
-        rows.entities,
-        rows.memories,
-        rows.pages,
-        rows.sources,
-    )
-    ids = {t.name: {r.id for r in found} for t, found in zip(NODES, nodes, strict=True)}
-    edges = list(rows.tables().values())[len(NODES) :]
-    kept = [
-        tuple(r for r in found if _ends(r)[0] in ids[e.source] and _ends(r)[1] in ids[e.target])
-        for e, found in zip(EDGES, edges, strict=True)
-    ]
-    return UserRows(*nodes, *kept)  # type: ignore[arg-type]
-
-
-def _ends(row: Row) -> tuple[str, str]:
-    first, second = (getattr(row, f.name) for f in fields(row)[:2])
-    return first, second
 
 
 def _next_rows(result: kuzu.QueryResult, size: int = 20_000) -> list[list[Any]]:
@@ -146,11 +69,6 @@ def _next_rows(result: kuzu.QueryResult, size: int = 20_000) -> list[list[Any]]:
     while len(rows) < size and result.has_next():
         rows.append(cast(list[Any], result.get_next()))
     return rows
-
-
-def _row(kind: type[Row], values: Sequence[Any]) -> Row:
-    args: list[Any] = [tuple(v) if isinstance(v, list) else v for v in values]
-    return kind(*args)
 
 
 class KuzuGraph:
@@ -217,7 +135,7 @@ class KuzuGraph:
         if not self._open:
             self._renew()
 
-    def _batches(self, cypher: str, rows: Iterable[_Params]) -> None:
+    def _batches(self, cypher: str, rows: Iterable[Params]) -> None:
         it = iter(rows)
         while chunk := list(islice(it, _BATCH)):
             self.run(cypher, {"rows": chunk})
@@ -238,28 +156,28 @@ class KuzuGraph:
         rows: UserRows,
         *,
         kept: frozenset[str] = frozenset(),
-        held: Counter[_Edge] | None = None,
+        held: Counter[Edge] | None = None,
     ) -> None:
         """Append ``rows``, whose nodes the projection does not hold, except the entities
         ``kept`` (keys), which it holds with ``held``, the edges at them: their columns are
         set, an edge of ``held`` that ``rows`` repeats stays, any other is deleted. An edge
         is written when both ends are among ``rows`` or already in the projection; other
-        edges are dropped, as :func:`closed` does."""
+        edges are dropped, as :func:`~kgmem.index.kuzu.params.closed` does."""
         found = list(rows.tables().values())
         known: dict[str, set[str]] = {}
         for table, node_rows in zip(NODES, found, strict=False):
-            params = [_node_params(uid, r) for r in node_rows]
+            params = [node_params(uid, r) for r in node_rows]
             known[table.name] = {p["key"] for p in params}
-            if table.name == _ENTITY:
+            if table.name == ENTITY:
                 self._batches(table.update(), (p for p in params if p["key"] in kept))
                 params = [p for p in params if p["key"] not in kept]
             self._batches(table.copy(), params)
         stale = Counter(held or ())
-        edges: list[tuple[EdgeTable, list[_Params]]] = []
+        edges: list[tuple[EdgeTable, list[Params]]] = []
         for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
             write = []
-            for p in (_edge_params(uid, r) for r in edge_rows):
-                identity = _identity(edge, p)
+            for p in (edge_params(uid, r) for r in edge_rows):
+                identity = edge_identity(edge, p)
                 if stale[identity] == 1:
                     del stale[identity]  # held once and still so: left as it is
                 else:
@@ -267,7 +185,7 @@ class KuzuGraph:
             edges.append((edge, write))
         self._add_held(uid, known, edges)
         for edge in EDGES:  # held edges that rows no longer has (or held twice: drift)
-            gone = [_edge_of(edge, identity) for identity in stale if identity[0] == edge.name]
+            gone = [edge_of(edge, identity) for identity in stale if identity[0] == edge.name]
             self._batches(edge.delete_rows(), gone)
         for edge, params in edges:
             ends = known[edge.source], known[edge.target]
@@ -276,7 +194,7 @@ class KuzuGraph:
             )
 
     def _add_held(
-        self, uid: str, known: dict[str, set[str]], edges: list[tuple[EdgeTable, list[_Params]]]
+        self, uid: str, known: dict[str, set[str]], edges: list[tuple[EdgeTable, list[Params]]]
     ) -> None:
         """Add to ``known`` the ends of ``edges`` that the projection holds."""
         for table in NODES:
@@ -320,9 +238,9 @@ class KuzuGraph:
         """Write ``rows`` as they are: new nodes, and edges whose ends are written."""
         found = list(rows.tables().values())
         for table, node_rows in zip(NODES, found, strict=False):
-            self._batches(table.copy(), (_node_params(uid, r) for r in node_rows))
+            self._batches(table.copy(), (node_params(uid, r) for r in node_rows))
         for edge, edge_rows in zip(EDGES, found[len(NODES) :], strict=True):
-            self._batches(edge.copy(), (_edge_params(uid, r) for r in edge_rows))
+            self._batches(edge.copy(), (edge_params(uid, r) for r in edge_rows))
 
     def replace_nodes(
         self,
@@ -338,7 +256,7 @@ class KuzuGraph:
         hub (the user's own entity) has thousands, and a write touches a few."""
         stays = {node_key(uid, r.id) for r in rows.entities}
         kept = frozenset(
-            self._held(uid, _ENTITY, [k for k in self._keys(uid, nodes.entities) if k in stays])
+            self._held(uid, ENTITY, [k for k in self._keys(uid, nodes.entities) if k in stays])
         )
         sets = (nodes.entities, nodes.memories, nodes.pages, nodes.sources)
         with self._transaction():
@@ -355,7 +273,7 @@ class KuzuGraph:
                 for a, b in (pair, pair[::-1])
             ]
             for edge in EDGES:
-                if edge.source == edge.target == _ENTITY:
+                if edge.source == edge.target == ENTITY:
                     self._batches(edge.delete_between(), between)
             # an edge to a node deleted just now went with it
             held = Counter({e: n for e, n in held.items() if e[1] not in gone and e[2] not in gone})
@@ -372,15 +290,15 @@ class KuzuGraph:
             for row in self.run(found.id_of_key(), {"key": key})
         }
 
-    def _edges_at(self, keys: list[str]) -> Counter[_Edge]:
+    def _edges_at(self, keys: list[str]) -> Counter[Edge]:
         """The edges at the entities ``keys``, each counted once however many ends it has
         among them (a duplicate edge is drift, counted twice)."""
-        found: dict[tuple[str, int, int], _Edge] = {}
+        found: dict[tuple[str, int, int], Edge] = {}
         if not keys:
             return Counter()
         for edge in EDGES:
             ends = [
-                end for end, table in (("a", edge.source), ("b", edge.target)) if table == _ENTITY
+                end for end, table in (("a", edge.source), ("b", edge.target)) if table == ENTITY
             ]
             for end in ends:
                 for key in keys:
@@ -395,10 +313,10 @@ class KuzuGraph:
         the named ``tables`` (``Entity``, ``RELATES``, ...; the others left empty)."""
         every: tuple[NodeTable | EdgeTable, ...] = (*NODES, *EDGES)
         found = [
-            tuple(_row(kind, values) for values in self.run(table.read(), {"uid": uid}))
+            tuple(row_of(kind, values) for values in self.run(table.read(), {"uid": uid}))
             if tables is None or table.name in tables
             else ()
-            for kind, table in zip(_ROW_TYPES, every, strict=True)
+            for kind, table in zip(ROW_TYPES, every, strict=True)
         ]
         return UserRows(*found)  # type: ignore[arg-type]
 
@@ -406,12 +324,12 @@ class KuzuGraph:
         """:func:`fingerprint_of` :meth:`rows`, summed as Kùzu hands the rows over."""
         total = FingerprintSum()
         every: tuple[NodeTable | EdgeTable, ...] = (*NODES, *EDGES)
-        for kind, table in zip(_ROW_TYPES, every, strict=True):
+        for kind, table in zip(ROW_TYPES, every, strict=True):
             try:
                 result = self._conn.execute(table.read(), {"uid": uid})
                 assert not isinstance(result, list)
                 while chunk := _next_rows(result):
-                    total.add_table(table.name, [_row(kind, values) for values in chunk])
+                    total.add_table(table.name, [row_of(kind, values) for values in chunk])
             except RuntimeError as exc:
                 raise StoreOperationFailed("graph projection", str(exc)) from exc
         return total.fingerprint()

@@ -25,9 +25,10 @@ from rdflib import URIRef
 from kgmem.index.base import Links, Neighbour, OpenReport, ReconcileReport
 from kgmem.index.digests import CaughtUp, Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.kuzu_graph import KuzuGraph, closed
-from kgmem.index.kuzu_open import mark_closed, open_database
-from kgmem.index.kuzu_paths import ABOUT_COUNTS, OUTLINE
+from kgmem.index.kuzu.graph import KuzuGraph
+from kgmem.index.kuzu.opening import mark_closed, open_database
+from kgmem.index.kuzu.params import closed
+from kgmem.index.kuzu.paths import ABOUT_COUNTS, OUTLINE
 from kgmem.index.reader import NodeSet, StoreReader
 from kgmem.index.rows import Fingerprint, FingerprintSum, UserRows, differing, fingerprint_of
 from kgmem.index.slices import Ungrouped, UserSlices
