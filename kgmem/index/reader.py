@@ -52,8 +52,8 @@ from kgmem.store import (
     TripleStore,
     Unreadable,
     UserGraphs,
-    parse_graph,
     select_keyed,
+    users_with,
 )
 from kgmem.vocab import KGM, RDF, claim_key
 
@@ -126,14 +126,8 @@ class StoreReader:
 
     def users(self) -> set[str]:
         """Every user with a kg, quarantine or sources graph."""
-        found = set()
-        kinds = {GraphKind.KG, GraphKind.QUARANTINE, GraphKind.SOURCES}
-        for graph in self._store.graphs():
-            if str(graph).startswith("urn:kgmem:user:"):
-                parsed = parse_graph(graph)
-                if parsed.kind in kinds and parsed.uid is not None:
-                    found.add(parsed.uid)
-        return found
+        kinds = (GraphKind.KG, GraphKind.QUARANTINE, GraphKind.SOURCES)
+        return set(users_with(self._store.graphs(), *kinds))
 
     def _select(self, name: str, bindings: Bindings, dataset: Dataset | None = None) -> list[Row]:
         return self._store.select(self._queries[f"index/{name}"], bindings, dataset=dataset)

@@ -20,7 +20,7 @@ from rdflib import URIRef
 
 from kgmem.clock import Clock
 from kgmem.config import Settings
-from kgmem.errors import GraphNameError, PassHeld, PassNotDue, PassNotFound, RetryRefused
+from kgmem.errors import PassHeld, PassNotDue, PassNotFound, RetryRefused
 from kgmem.memory.model import DraftMemory
 from kgmem.pipeline.checkpoints import Checkpoints
 from kgmem.pipeline.contributions import Contributions, is_queued_draft
@@ -41,7 +41,7 @@ from kgmem.pipeline.stages.ground import GroundStage
 from kgmem.pipeline.stages.reconcile import ReconcileStage
 from kgmem.pipeline.stages.resolve import ResolveStage
 from kgmem.pipeline.stages.validate import ValidateStage
-from kgmem.store import GraphKind, QueryRegistry, TripleStore, parse_graph
+from kgmem.store import GraphKind, QueryRegistry, TripleStore, users_with
 
 __all__ = ["Consolidation", "ConsolidationStatus", "PassReport", "default_stages"]
 
@@ -238,15 +238,7 @@ class Consolidation:
 
     def users(self) -> list[str]:
         """Every user with sources or an ops graph (where queued drafts and passes live)."""
-        uids: set[str] = set()
-        for graph in self._store.graphs():
-            try:
-                parsed = parse_graph(graph)
-            except GraphNameError:
-                continue
-            if parsed.kind in (GraphKind.SOURCES, GraphKind.OPS) and parsed.uid is not None:
-                uids.add(parsed.uid)
-        return sorted(uids)
+        return users_with(self._store.graphs(), GraphKind.SOURCES, GraphKind.OPS)
 
     def status(self, uid: str, limit: int = 20) -> ConsolidationStatus:
         spec = self._ports.models.spec(ModelGroup.MEMORY)

@@ -192,15 +192,15 @@ def parse_graph(graph: str) -> ParsedGraph:
     raise GraphNameError(graph, "does not follow the kgmem graph scheme")
 
 
-def users_with(graphs: Iterable[URIRef], kind: GraphKind) -> list[str]:
-    """The users that have a graph of ``kind`` among ``graphs`` (names that are not kgmem's
-    are skipped), sorted."""
+def users_with(graphs: Iterable[URIRef], *kinds: GraphKind) -> list[str]:
+    """The users that have a graph of one of ``kinds`` among ``graphs`` (names that are not
+    kgmem's are skipped, even under a user's prefix: a start-up must not stop at one), sorted."""
     found = set()
     for graph in graphs:
         try:
             parsed = parse_graph(graph)
         except GraphNameError:
             continue
-        if parsed.kind is kind and parsed.uid is not None:
+        if parsed.kind in kinds and parsed.uid is not None:
             found.add(parsed.uid)
     return sorted(found)

@@ -126,3 +126,22 @@ def test_a_bad_record_is_isolated_logged_and_reported(
     assert report["bob"]["matches"] and report["bob"]["unreadable"] == []
     shown_text = kgmem(settings.home, "index", "check").stdout
     assert f"me: UNREADABLE {bad}: recordedAt" in shown_text
+
+
+def test_a_graph_named_under_a_user_but_not_kgmems_never_stops_the_server(
+    settings: Settings,
+) -> None:
+    """A graph under a user's prefix whose name is not one of kgmem's (another tool's, or a
+    benchmark's scratch graph left behind: ``urn:kgmem:user:me:kg-floor0``) stopped start-up
+    with a GraphNameError. It is skipped: the server starts and the user is served."""
+    with _served(settings) as (url, keys), _client(url, keys["alice"]) as alice:
+        kept = _remember(alice, "c1", "I am allergic to peanuts", "Allergic to peanuts", "peanuts")
+    store = ox.Store(str(settings.home / "store"))
+    foreign = ox.NamedNode(f"{UserGraphs('me').kg}-floor0")
+    store.add(ox.Quad(ox.NamedNode(kept), ox.NamedNode(str(KGM.title)), ox.Literal("x"), foreign))
+    store.flush()
+    del store
+    with _served(settings) as (url, keys), _client(url, keys["alice"]) as alice:
+        assert _found(alice, "peanuts")[:1] == [kept]
+    checked = kgmem(settings.home, "index", "check", "--json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
