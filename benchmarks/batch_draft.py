@@ -8,8 +8,11 @@ For each N, an on-disk store (as the server runs it, built by ``build_services``
 with N active memories by bulk-loading their quads: each memory has one claim on resolved
 entities (``record_quads`` + ``fact_quads``, exactly what the gate writes), one user-message
 source it quotes, and the entities it relates (~N/10 people, N/50 organisations, 50 places).
-One in ten memories is about the user themself, so the (self, predicate) claim lists grow
-with N. No decisions are generated (the gate never reads them).
+No two memories state the same fact (the gate keeps one memory per fact: a restatement is
+discarded or merged). One in ten memories is about the user themself, so the (self,
+predicate) claim lists grow with N. With pages on (the default), every entity's page is
+then written as the change feed writes it after a commit (``write_pages``). No decisions are
+generated (the gate never reads them).
 
 Each timed batch is 25 realistic drafts quoting 25 user messages ingested just before (not
 timed): 15 new facts (creates; half about "I"), 5 restatements of stored memories (discards)
@@ -114,13 +117,26 @@ class World:
         return node_iri(USER, NodeKind.ENTITY, f"{kind}-{k}")
 
     def fact(self, i: int) -> tuple[int | None, Relation, int]:
-        """Memory ``i`` states: subject person (None: the user), relation, object index."""
+        """Memory ``i`` states: subject person (None: the user), relation, object index.
+
+        Each memory states a fact no other memory states, as a store the gate wrote holds
+        it (a restatement is discarded or merged into the memory that has it): the user's
+        facts go through each relation's objects in turn (past the 50 places, someone else
+        the user knows), a person's through the relations with the round ``i // people``."""
+        people = self.counts["person"]
         if i % 10 == 0:
-            relation = RELATIONS[(i // 10) % len(RELATIONS)]
-            return None, relation, (i * 7 + 3) % self.counts[relation.range]
-        relation = RELATIONS[i % len(RELATIONS)]
-        subject = i % self.counts["person"]
-        return subject, relation, (i * 7 + 3) % self.counts[relation.range]
+            m = i // 10
+            relation, q = RELATIONS[m % len(RELATIONS)], m // len(RELATIONS)
+            if q >= self.counts[relation.range]:
+                return None, RELATIONS[0], people - 1 - q
+            return None, relation, q
+        subject, rounds = i % people, i // people
+        relation = RELATIONS[(subject + rounds) % len(RELATIONS)]
+        count = self.counts[relation.range]
+        obj = (subject * 7 + 3 + rounds // len(RELATIONS)) % count
+        if relation.range == "person" and obj == subject:  # nobody knows themself
+            obj = (obj + count // 2) % count
+        return subject, relation, obj
 
     def sentence(self, i: int) -> str:
         subject, relation, obj = self.fact(i)
@@ -214,6 +230,24 @@ def build(services: Services, world: World) -> float:
             ntriples(sources), RdfFormat.NTRIPLES, GRAPHS.sources, replace=False, bulk=True
         )
     return time.perf_counter() - started
+
+
+def write_pages(services: Services, world: World, chunk: int = 500) -> tuple[int, float]:
+    """Write every entity's page as the change feed's page follower writes it after the
+    gate's commits (each chunk's commit drained: the projection, the index and the vault
+    follow): a bulk load bypasses the feed, and a store the gate wrote has its pages.
+    Returns (pages written, seconds)."""
+    started, written = time.perf_counter(), 0
+    entities = [self_entity(USER)] + [
+        world.entity(kind, k) for kind, count in world.counts.items() for k in range(count)
+    ]
+    for start in range(0, len(entities), chunk):
+        done = services.pages.write(USER, entities[start : start + chunk])
+        if done.refused:
+            raise AssertionError(f"pages refused: {done.refused}")
+        written += len(done.written)
+        services.feed.drain(USER)
+    return written, time.perf_counter() - started
 
 
 # -- the drafts ---------------------------------------------------------------------------
@@ -310,6 +344,9 @@ def run(
             services.projection.rebuild(USER)
             services.lexical.rebuild(USER)
             print(f"  projection and index rebuilt in {time.perf_counter() - started:.1f} s")
+            if services.vault is not None:  # pages follow the writes (KGMEM_VAULT)
+                pages, seconds = write_pages(services, world)
+                print(f"  {pages} entity pages written in {seconds:.1f} s")
         first = int(record["batches"]) if record is not None else 0
         if home is not None:  # the next run's batches are new ones, even if this one stops
             keep(where, built, batches=first + batches + 2)
