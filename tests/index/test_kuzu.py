@@ -111,10 +111,12 @@ def test_a_refresh_leaves_the_unchanged_edges_of_an_entity_as_they_are(
     written: list[tuple[str, int]] = []
     run = graph.run
 
-    def recording(cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def recording(
+        cypher: str, params: dict[str, Any] | None = None, prepared: bool = False
+    ) -> list[list[Any]]:
         if cypher.startswith("COPY") and "$rows" in cypher:
             written.append((cypher.split()[1], len((params or {})["rows"])))
-        return run(cypher, params)
+        return run(cypher, params, prepared=prepared)
 
     monkeypatch.setattr(graph, "run", recording)
     projection.refresh("alice", changed_nodes(world.store, stored) | {ALICE_SELF})

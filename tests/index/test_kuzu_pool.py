@@ -83,13 +83,15 @@ def test_a_rebuild_stopped_halfway_leaves_the_user_unlevel(
         commits = 0
         real_run = KuzuGraph.run
 
-        def stop_after_two_commits(self: KuzuGraph, cypher: str, params: object = None) -> object:
+        def stop_after_two_commits(
+            self: KuzuGraph, cypher: str, params: object = None, prepared: bool = False
+        ) -> object:
             nonlocal commits
             if cypher == "COMMIT":
                 commits += 1
                 if commits == 3:  # the drop, one chunk of rows, then the process "dies"
                     raise StoreOperationFailed("graph projection", "stopped")
-            return real_run(self, cypher, params)  # type: ignore[arg-type]
+            return real_run(self, cypher, params, prepared=prepared)  # type: ignore[arg-type]
 
         monkeypatch.setattr(KuzuGraph, "run", stop_after_two_commits)
         with pytest.raises(StoreOperationFailed):

@@ -24,7 +24,7 @@ from kgmem.index.rows import FingerprintSum, UserRows, fingerprint_of
 from kgmem.index.slices import Ungrouped, UserSlices
 from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
 from kgmem.vocab import KGM, RDF, SDO
-from tests.index.scenes import Scene
+from tests.index.scenes import ALICE_SELF, Scene
 from tests.memory.world import World
 
 ALICE = UserGraphs("alice")
@@ -203,5 +203,41 @@ def test_the_connection_is_renewed_between_transactions_and_loses_nothing(
         graph.replace_user("alice", UserSlices(reader, "alice", 2))
         assert len(opened) > 5
         assert fingerprint_of(graph.rows("alice")) == fingerprint_of(closed(reader.user("alice")))
+    finally:
+        graph.close()
+
+
+def test_a_read_is_planned_once_per_connection_and_answers_as_the_text_does(
+    world: World,
+    scene: Scene,
+    queries: QueryRegistry,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one-hop read a search makes is planned once on a connection (Kùzu plans a query
+    given as text at every call) and again on the next one after a renewal, answering as
+    the text does each time."""
+    planned: list[str] = []
+    real = kuzu_graph.kuzu.PreparedStatement
+
+    def plan(connection: object, cypher: str) -> object:
+        planned.append(cypher)
+        return real(connection, cypher)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kuzu_graph.kuzu, "PreparedStatement", plan)
+    graph = KuzuGraph(open_database(tmp_path / "kuzu").database)
+    try:
+        graph.replace_user("alice", UserSlices(StoreReader(world.store, queries), "alice", 50))
+        me = str(ALICE_SELF)
+        params = {"key": kuzu_graph.node_key("alice", me), "uid": "alice", "limit": 50}
+        as_text = [URIRef(row[0]) for row in graph.run(kuzu_graph.LINKED, params)]
+        assert len(as_text) >= 2  # the scene links the user to people and employers
+        for _ in range(5):
+            assert graph.linked("alice", me, 50) == as_text
+        assert planned == [kuzu_graph.LINKED]  # once, though read five times
+        monkeypatch.setattr(kuzu_graph, "_RENEW_AFTER", 3)  # renewed after each read
+        for _ in range(3):
+            assert graph.linked("alice", me, 50) == as_text
+        assert len(planned) == 3  # planned again on each new connection but the first
     finally:
         graph.close()
