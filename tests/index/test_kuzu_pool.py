@@ -12,6 +12,7 @@ import pytest
 from kgmem.errors import StoreOperationFailed
 from kgmem.index import KuzuProjection
 from kgmem.index.kuzu import graph as kuzu_graph
+from kgmem.index.kuzu.connection import Connection
 from kgmem.index.kuzu.graph import KuzuGraph
 from kgmem.index.kuzu.opening import open_database
 from kgmem.index.rows import AboutRow, EntityRow, MemoryRow, UserRows
@@ -81,10 +82,10 @@ def test_a_rebuild_stopped_halfway_leaves_the_user_unlevel(
         monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 1)  # commit after every batch
         monkeypatch.setattr(kuzu_graph, "_MOST_PER_TRANSACTION", 1)
         commits = 0
-        real_run = KuzuGraph.run
+        real_run = Connection.run
 
         def stop_after_two_commits(
-            self: KuzuGraph, cypher: str, params: object = None, prepared: bool = False
+            self: Connection, cypher: str, params: object = None, prepared: bool = False
         ) -> object:
             nonlocal commits
             if cypher == "COMMIT":
@@ -93,10 +94,10 @@ def test_a_rebuild_stopped_halfway_leaves_the_user_unlevel(
                     raise StoreOperationFailed("graph projection", "stopped")
             return real_run(self, cypher, params, prepared=prepared)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(KuzuGraph, "run", stop_after_two_commits)
+        monkeypatch.setattr(Connection, "run", stop_after_two_commits)
         with pytest.raises(StoreOperationFailed):
             projection.rebuild("alice")
-        monkeypatch.setattr(KuzuGraph, "run", real_run)
+        monkeypatch.setattr(Connection, "run", real_run)
         assert projection.unlevel() == ["alice"]  # found for a whole compare, not trusted
         report = projection.reconcile("alice")
         assert report.repaired and report.drift  # rows were missing

@@ -15,6 +15,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.index import KuzuProjection
+from kgmem.index.kuzu import connection as kuzu_connection
 from kgmem.index.kuzu import graph as kuzu_graph
 from kgmem.index.kuzu.graph import KuzuGraph
 from kgmem.index.kuzu.opening import open_database
@@ -186,17 +187,17 @@ def test_the_connection_is_renewed_between_transactions_and_loses_nothing(
     drop). Renewed after every few rows, a rebuild in transactions of 4 rows still writes
     the whole user."""
     _odd_corners(world, scene)
-    monkeypatch.setattr(kuzu_graph, "_RENEW_AFTER", 3)
+    monkeypatch.setattr(kuzu_connection, "_RENEW_AFTER", 3)
     monkeypatch.setattr(kuzu_graph, "_PER_TRANSACTION", 4)
     monkeypatch.setattr(kuzu_graph, "_MOST_PER_TRANSACTION", 4)
     opened: list[object] = []
-    real = kuzu_graph.kuzu.Connection
+    real = kuzu_connection.kuzu.Connection
 
     def connect(database: object) -> object:
         opened.append(real(database))
         return opened[-1]
 
-    monkeypatch.setattr(kuzu_graph.kuzu, "Connection", connect)
+    monkeypatch.setattr(kuzu_connection.kuzu, "Connection", connect)
     reader = StoreReader(world.store, queries)
     graph = KuzuGraph(open_database(tmp_path / "kuzu").database)
     try:
@@ -218,13 +219,13 @@ def test_a_read_is_planned_once_per_connection_and_answers_as_the_text_does(
     given as text at every call) and again on the next one after a renewal, answering as
     the text does each time."""
     planned: list[str] = []
-    real = kuzu_graph.kuzu.PreparedStatement
+    real = kuzu_connection.kuzu.PreparedStatement
 
     def plan(connection: object, cypher: str) -> object:
         planned.append(cypher)
         return real(connection, cypher)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(kuzu_graph.kuzu, "PreparedStatement", plan)
+    monkeypatch.setattr(kuzu_connection.kuzu, "PreparedStatement", plan)
     graph = KuzuGraph(open_database(tmp_path / "kuzu").database)
     try:
         graph.replace_user("alice", UserSlices(StoreReader(world.store, queries), "alice", 50))
@@ -235,7 +236,7 @@ def test_a_read_is_planned_once_per_connection_and_answers_as_the_text_does(
         for _ in range(5):
             assert graph.linked("alice", me, 50) == as_text
         assert planned == [kuzu_graph.LINKED]  # once, though read five times
-        monkeypatch.setattr(kuzu_graph, "_RENEW_AFTER", 3)  # renewed after each read
+        monkeypatch.setattr(kuzu_connection, "_RENEW_AFTER", 3)  # renewed after each read
         for _ in range(3):
             assert graph.linked("alice", me, 50) == as_text
         assert len(planned) == 3  # planned again on each new connection but the first

@@ -2,24 +2,24 @@
 (their Cypher and row shapes in :mod:`kgmem.index.kuzu.paths`).
 
 Writes go in batches (``UNWIND $rows``) inside one Kùzu transaction per call, so a rebuild
-or a refresh is applied whole or not at all. Kùzu's own errors become
-:class:`~kgmem.errors.StoreOperationFailed` here and nowhere else.
+or a refresh is applied whole or not at all. Statements, transactions and Kùzu's errors go
+through :class:`~kgmem.index.kuzu.connection.Connection`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Collection, Iterable
+from contextlib import suppress
 from itertools import islice
-from typing import Any, cast
+from typing import Any
 
 import kuzu
 from rdflib import URIRef
 
-from kgmem.errors import StoreOperationFailed
 from kgmem.index.base import Neighbour
+from kgmem.index.kuzu.connection import Connection
 from kgmem.index.kuzu.params import (
     ENTITY,
     ROW_TYPES,
@@ -60,101 +60,26 @@ _BATCH = 2000
 _PER_TRANSACTION = 20_000
 _MOST_PER_TRANSACTION = 200_000
 _PER_POOL_MB = 160
-_RENEW_AFTER = 100_000  # parameters given to one connection (see KuzuGraph)
-_PLANS = 64  # reads kept planned on a connection
-
-
-def _next_rows(result: kuzu.QueryResult, size: int = 20_000) -> list[list[Any]]:
-    """Up to ``size`` more rows of ``result``."""
-    rows: list[list[Any]] = []
-    while len(rows) < size and result.has_next():
-        rows.append(cast(list[Any], result.get_next()))
-    return rows
 
 
 class KuzuGraph:
-    """One connection to the projection database; callers serialize access.
-
-    Kùzu 0.11's connection keeps every parameter value it was given until it is closed
-    (measured: ~1.6 KB a row of a rebuild's ``$rows``, 10 GB by the time a 1M-memory user
-    was half written; a connection closed and opened again gives it all back). So the
-    connection is renewed, between transactions, once it has been given ``_RENEW_AFTER``
-    parameters (a row of ``$rows`` counts one): a rebuild stays flat, and so does a server
-    that refreshes for months."""
+    """The projection's rows in one Kùzu database, through one :class:`Connection`;
+    callers serialize access."""
 
     def __init__(self, database: kuzu.Database, buffer_megabytes: int = 0) -> None:
         """``buffer_megabytes``: the database's buffer pool (0: Kùzu's default)."""
-        self._database, self._buffer = database, buffer_megabytes
-        self._conn = kuzu.Connection(database)
-        self._plans: dict[str, kuzu.PreparedStatement] = {}  # reads planned on _conn
+        self._db, self._buffer = Connection(database), buffer_megabytes
         self._chunk: int | None = None  # rows per transaction while a rebuild writes
         self._pending = 0
-        self._given = 0  # parameters the connection holds (see the class)
-        self._open = 0  # transactions under way: the connection is not renewed in one
 
     def close(self) -> None:
-        self._conn.close()
-        self._database.close()
+        self._db.close()
 
     def run(
         self, cypher: str, params: dict[str, Any] | None = None, *, prepared: bool = False
     ) -> list[list[Any]]:
-        """``cypher``'s rows. ``prepared``: plan it once on this connection and keep the
-        plan (a read repeated with other keys: Kùzu plans a query given as text at each
-        call, ~2 ms of a one-hop read's ~3 at a million memories). Not a walk: Kùzu binds its
-        recursive filter's parameters at planning."""
-        try:
-            query: str | kuzu.PreparedStatement = cypher
-            if prepared:
-                query = self._plans.get(cypher) or self._plan(cypher)
-            result = self._conn.execute(query, params or {})
-            assert not isinstance(result, list)
-            rows = cast(list[list[Any]], result.get_all())
-        except RuntimeError as exc:
-            raise StoreOperationFailed("graph projection", str(exc)) from exc
-        self._given += sum(len(v) if isinstance(v, list) else 1 for v in (params or {}).values())
-        if not self._open:
-            self._renew()
-        return rows
-
-    def _plan(self, cypher: str) -> kuzu.PreparedStatement:
-        plan = kuzu.PreparedStatement(self._conn, cypher)
-        if not plan.is_success():
-            raise RuntimeError(plan.get_error_message())
-        if len(self._plans) >= _PLANS:
-            self._plans.clear()
-        self._plans[cypher] = plan
-        return plan
-
-    def _renew(self) -> None:
-        """A new connection, when this one holds ``_RENEW_AFTER`` parameters."""
-        if self._given >= _RENEW_AFTER:
-            self._plans.clear()  # a plan belongs to its connection
-            self._conn.close()
-            self._conn = kuzu.Connection(self._database)
-            self._given = 0
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._begin()
-        try:
-            yield
-        except BaseException:
-            with suppress(StoreOperationFailed):  # a failed COPY has rolled back already
-                self.run("ROLLBACK")
-            self._open -= 1
-            raise
-        self._commit()
-
-    def _begin(self) -> None:
-        self.run("BEGIN TRANSACTION")
-        self._open += 1
-
-    def _commit(self) -> None:
-        self.run("COMMIT")
-        self._open -= 1
-        if not self._open:
-            self._renew()
+        """:meth:`Connection.run`."""
+        return self._db.run(cypher, params, prepared=prepared)
 
     def _batches(self, cypher: str, rows: Iterable[Params]) -> None:
         it = iter(rows)
@@ -162,8 +87,8 @@ class KuzuGraph:
             self.run(cypher, {"rows": chunk})
             self._pending += len(chunk)
             if self._chunk is not None and self._pending >= self._chunk:
-                self._commit()
-                self._begin()
+                self._db.commit()
+                self._db.begin()
                 self._pending = 0
 
     def _keys(self, uid: str, iris: Iterable[str]) -> list[str]:
@@ -241,7 +166,7 @@ class KuzuGraph:
         over 20 minutes), after one that drops the user's rows and stamp: stopped halfway,
         the user has no stamp, and :meth:`KuzuProjection.unlevel` finds it for a whole
         compare at the next start."""
-        with self._transaction():
+        with self._db.transaction():
             self.run("MATCH (m:Meta {key: $k}) DELETE m", {"k": STAMP["p"] + uid})
             for table in (*EDGES, *NODES):  # edges first: see EdgeTable.delete_user
                 self.run(table.delete_user(), {"uid": uid})
@@ -249,7 +174,7 @@ class KuzuGraph:
         self._chunk = max(_PER_TRANSACTION, min(pool, _MOST_PER_TRANSACTION))
         self._pending = 0
         try:
-            with self._transaction():
+            with self._db.transaction():
                 for rows in slices:
                     self._append(uid, rows)
         finally:
@@ -280,7 +205,7 @@ class KuzuGraph:
             self._held(uid, ENTITY, [k for k in self._keys(uid, nodes.entities) if k in stays])
         )
         sets = (nodes.entities, nodes.memories, nodes.pages, nodes.sources)
-        with self._transaction():
+        with self._db.transaction():
             held = self._edges_at(sorted(kept))
             gone: set[str] = set()
             for table, iris in zip(NODES, sets, strict=True):
@@ -346,13 +271,8 @@ class KuzuGraph:
         total = FingerprintSum()
         every: tuple[NodeTable | EdgeTable, ...] = (*NODES, *EDGES)
         for kind, table in zip(ROW_TYPES, every, strict=True):
-            try:
-                result = self._conn.execute(table.read(), {"uid": uid})
-                assert not isinstance(result, list)
-                while chunk := _next_rows(result):
-                    total.add_table(table.name, [row_of(kind, values) for values in chunk])
-            except RuntimeError as exc:
-                raise StoreOperationFailed("graph projection", str(exc)) from exc
+            for chunk in self._db.chunks(table.read(), {"uid": uid}):
+                total.add_table(table.name, [row_of(kind, values) for values in chunk])
         return total.fingerprint()
 
     def stamps(self) -> dict[str, Stamp]:
