@@ -179,8 +179,14 @@ class OntologyService:
             return extended
 
     def _used_terms(self, graph: URIRef) -> list[URIRef]:
-        rows = self._store.select(self._queries["ontology/used_terms"], {"graph": graph})
-        return [t for r in rows if isinstance(t := r["term"], URIRef)]
+        """The properties and classes ``graph`` uses (the first write after a start reads
+        them: 1.1 s for a user of 100k memories)."""
+        return [
+            t
+            for name in ("ontology/used_predicates", "ontology/used_classes")
+            for r in self._store.select(self._queries[name], {"graph": graph})
+            if isinstance(t := r["term"], URIRef)
+        ]
 
     # -- schema delta ------------------------------------------------------------------
 

@@ -54,11 +54,14 @@ def test_terms_used_in_the_users_graph_join_the_closure(
             [
                 Quad(URIRef("urn:x:flipper"), RDF.type, dolphin, kg),
                 Quad(URIRef("urn:x:flipper"), SDO.name, Literal("Flipper"), kg),
+                Quad(URIRef("urn:x:flipper"), KGM.tag, Literal("sea"), kg),  # a property
             ]
         )
     )
     service.invalidate("alice")
     assert dolphin in service.effective("alice").classes
+    assert KGM.tag in service.effective("alice").properties
     assert dolphin not in service.effective("bob").classes
+    assert KGM.tag not in service.effective("bob").properties
     extended = service.note_terms("bob", [dolphin])
     assert dolphin in extended.classes and service.effective("bob") is extended
