@@ -138,7 +138,10 @@ class _Reader:
         whose facts grow without bound) is read by key."""
         if not isinstance(node, URIRef):
             return
-        quads = self._store.quads(None, subject=node)
+        # graph by graph: the store's index by graph is the one every read keeps warm (a
+        # node read across all graphs costs a cold lookup: 0.3-0.5 ms at 1M memories,
+        # against 0.02-0.3 in its graph)
+        quads = chain.from_iterable(self._store.quads(g, subject=node) for g in self._read)
         sweep = list(islice(quads, _SWEEP + 1))
         kg = self._graphs.kg
         if len(sweep) > _SWEEP:
@@ -152,7 +155,7 @@ class _Reader:
         if wanted is None:
             # A record or a source lives in one of the two graphs; the read goes on from where
             # the sweep stopped.
-            found = (q for q in chain(sweep, quads) if q.graph in self._read)
+            found = chain(sweep, quads)
         elif len(sweep) > _SWEEP:
             found = (
                 q for p in set(wanted) for q in self._store.quads(kg, subject=node, predicate=p)
