@@ -58,13 +58,12 @@ from kgmem.api.services import Services, build_services
 from kgmem.config import load_settings
 from kgmem.memory.changes import fact_quads
 from kgmem.memory.entities import name_key, self_entity, self_quads
-from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
 from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, record_quads
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.source_rdf import message_facts, to_quads
 from kgmem.memory.sources import source_iri
-from kgmem.store import Quad, RdfFormat, UserGraphs
+from kgmem.store import NodeKind, Quad, RdfFormat, UserGraphs, node_iri
 from kgmem.store.queries import term_to_sparql
 from kgmem.vocab import KGM, RDF, SDO
 

@@ -71,7 +71,6 @@ from dspy.lm15 import Request
 
 from kgmem.api.services import Services, build_services
 from kgmem.config import load_settings
-from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import source_iri
 from kgmem.pipeline import ModelSet, ModelSpec
@@ -97,7 +96,7 @@ from kgmem.pipeline.stages import (
 from kgmem.pipeline.stages.reconcile import Reconciled
 from kgmem.pipeline.stages.validate import Validated
 from kgmem.pipeline.worklist import worklist
-from kgmem.store import Quad, RdfFormat
+from kgmem.store import NodeKind, Quad, RdfFormat, node_iri
 from kgmem.vocab import KGM, RDF
 
 ROUND = 20  # claims per round (one chat of 18 messages)

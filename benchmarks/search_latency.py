@@ -65,13 +65,12 @@ from kgmem.clock import FixedClock
 from kgmem.config import load_settings
 from kgmem.memory.changes import fact_quads
 from kgmem.memory.entities import self_entity
-from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
 from kgmem.memory.records import ClaimRecord, EvidenceRecord, MemoryRecord, record_quads
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.source_rdf import message_facts, to_quads
 from kgmem.memory.sources import source_iri
-from kgmem.store import USER_NODE_BASE, Quad, RdfFormat, UserGraphs
+from kgmem.store import USER_NODE_BASE, NodeKind, Quad, RdfFormat, UserGraphs, node_iri
 from kgmem.vocab import SDO
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

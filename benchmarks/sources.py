@@ -21,11 +21,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kgmem.clock import FixedClock
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.model import Role
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
-from kgmem.store import OxigraphStore, QueryRegistry, UserGraphs
+from kgmem.store import NodeKind, OxigraphStore, QueryRegistry, UserGraphs, stable_node
 
 USER, OTHER = "alice", "bob"
 BATCH = 1000

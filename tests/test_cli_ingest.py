@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from kgmem.clock import SystemClock
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.model import Authority, SourceType
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore, source_iri
-from kgmem.store import OxigraphStore, QueryRegistry, UserGraphs
+from kgmem.store import NodeKind, OxigraphStore, QueryRegistry, UserGraphs, stable_node
 from tests.test_cli import holding, kgmem
 
 pytestmark = pytest.mark.integration

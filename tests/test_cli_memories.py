@@ -10,7 +10,7 @@ import pytest
 
 from kgmem.cli.common import local_services
 from kgmem.config import load_settings
-from kgmem.memory.ids import NodeKind, node_iri, stable_node
+from kgmem.store import NodeKind, node_iri, stable_node
 from tests.test_cli import holding, kgmem
 from tests.test_cli_ingest import write_json
 

@@ -14,7 +14,6 @@ from kgmem.memory.grounding import (
     locate_quote,
     mentions,
 )
-from kgmem.memory.ids import NodeKind, new_node, node_iri, parse_node, stable_node
 from kgmem.memory.known_at import KnownAt, Rewind
 from kgmem.memory.lifecycle import Lifecycle, Verdict
 from kgmem.memory.listing import MemoryList, MemorySummary
@@ -62,6 +61,7 @@ from kgmem.memory.source_inputs import (
 from kgmem.memory.sources import SourceStore, source_iri
 from kgmem.memory.strength import StrengthPolicy
 from kgmem.memory.unstructured import UnstructuredResult, ground_unstructured
+from kgmem.store import NodeKind, new_node, node_iri, parse_node, stable_node
 
 __all__ = [
     "DEFAULT_AUTHORITY_ORDER",

@@ -16,7 +16,6 @@ from kgmem.config import Settings
 from kgmem.memory.changes import fact_quads, net_change, retired_facts
 from kgmem.memory.decisions import Action, Decisions
 from kgmem.memory.existing import ActiveClaims
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import MAX_TRIGGERS, Authority, DraftMemory, MemoryKind, MemoryStatus
 from kgmem.memory.planning import DraftPlan
 from kgmem.memory.prepass import (
@@ -34,7 +33,7 @@ from kgmem.memory.records import ClaimRecord, MemoryRecord, read_memory, record_
 from kgmem.memory.refs import resolve_refs
 from kgmem.memory.retold import occurred, told_again
 from kgmem.ontology import OntologyService, Violation
-from kgmem.store import Quad, TripleStore, UserGraphs
+from kgmem.store import NodeKind, Quad, TripleStore, UserGraphs, new_node
 
 __all__ = [
     "Actor",

@@ -25,16 +25,17 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.errors import DecisionConflict, UnknownMemory
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import DraftMemory, MemoryKind
 from kgmem.store import (
     Changeset,
+    NodeKind,
     Quad,
     QueryRegistry,
     Row,
     TripleStore,
     UserGraphs,
     from_nquads,
+    new_node,
     to_nquads,
 )
 from kgmem.vocab import KGM, RDF

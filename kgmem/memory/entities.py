@@ -23,9 +23,16 @@ from dataclasses import dataclass, field
 
 from rdflib import Literal, URIRef
 
-from kgmem.memory.ids import NodeKind, new_node, stable_node
 from kgmem.ontology import EffectiveOntology, Violation, ViolationKind
-from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import (
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    TripleStore,
+    UserGraphs,
+    new_node,
+    stable_node,
+)
 from kgmem.vocab import KGM, OWL, RDF, SDO
 
 __all__ = [

@@ -58,7 +58,6 @@ from kgmem.memory.decisions import Decisions
 from kgmem.memory.entities import EntityResolver, self_entity
 from kgmem.memory.existing import ActiveClaims
 from kgmem.memory.grounding import BatchNames, batch_names
-from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.memory.model import Authority, DraftMemory, SourceRecord
 from kgmem.memory.overlay import BatchView
 from kgmem.memory.planning import DraftPlan, PlanContext, grounding_context, plan_draft
@@ -67,7 +66,16 @@ from kgmem.memory.refs import UnknownRef, resolve_refs
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.memory.sources import SourceStore
 from kgmem.ontology import EffectiveOntology, OntologyService, ValidationService
-from kgmem.store import Changeset, Quad, QueryRegistry, Transaction, TripleStore, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    Transaction,
+    TripleStore,
+    UserGraphs,
+    node_iri,
+)
 from kgmem.vocab import KGM
 
 __all__ = [

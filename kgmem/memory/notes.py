@@ -28,8 +28,15 @@ from rdflib import Literal, URIRef
 from kgmem.clock import Clock
 from kgmem.errors import GraphNameError, LifecycleError, UnknownMemory
 from kgmem.memory.decisions import Action, Decisions
-from kgmem.memory.ids import NodeKind, parse_node
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    TripleStore,
+    UserGraphs,
+    parse_node,
+)
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["NoteListing", "ShortNotes", "is_short_note", "read_by_passes", "taken_notes"]

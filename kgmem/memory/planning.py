@@ -41,7 +41,6 @@ from kgmem.memory.grounding import (
     Refusal,
     ground_claim,
 )
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import (
     Authority,
     ClaimDraft,
@@ -54,7 +53,7 @@ from kgmem.memory.records import ClaimRecord, EvidenceRecord
 from kgmem.memory.surface import analyse, date_value, phrase
 from kgmem.memory.unstructured import ground_unstructured
 from kgmem.ontology import EffectiveOntology, TermKind, Violation
-from kgmem.store import Quad
+from kgmem.store import NodeKind, Quad, new_node
 from kgmem.vocab import FOAF, PREFIXES, SDO
 
 __all__ = ["DraftPlan", "expand_term", "grounding_context", "mention_context", "plan_draft"]

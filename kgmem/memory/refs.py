@@ -17,8 +17,15 @@ from dataclasses import dataclass
 from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.memory.ids import NodeKind, node_iri, parse_node, stable_node
-from kgmem.store import USER_NODE_BASE, TripleStore, UserGraphs
+from kgmem.store import (
+    USER_NODE_BASE,
+    NodeKind,
+    TripleStore,
+    UserGraphs,
+    node_iri,
+    parse_node,
+    stable_node,
+)
 from kgmem.vocab import RDF
 
 __all__ = ["ResolvedRefs", "UnknownRef", "resolve_refs"]

@@ -19,8 +19,16 @@ from dataclasses import dataclass
 
 from rdflib import URIRef
 
-from kgmem.memory.ids import NodeKind, node_iri
-from kgmem.store import Changeset, GraphKind, Quad, TripleStore, UserGraphs, parse_graph
+from kgmem.store import (
+    Changeset,
+    GraphKind,
+    NodeKind,
+    Quad,
+    TripleStore,
+    UserGraphs,
+    node_iri,
+    parse_graph,
+)
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["ResetReport", "reset_user", "user_graphs"]

@@ -23,7 +23,6 @@ from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
 from kgmem.errors import GraphNameError, SourceConflict
-from kgmem.memory.ids import NodeKind, new_node, parse_node, stable_node
 from kgmem.memory.model import SourceRecord, SourceType
 from kgmem.memory.short_memory import (
     ShortMemoryItem,
@@ -54,12 +53,17 @@ from kgmem.progress import Progress, counted
 from kgmem.store import (
     Changeset,
     Dataset,
+    NodeKind,
     Quad,
     QueryRegistry,
     Term,
     Transaction,
     TripleStore,
     UserGraphs,
+    message_node,
+    new_node,
+    parse_node,
+    stable_node,
 )
 from kgmem.vocab import KGM, XSD
 
@@ -70,7 +74,6 @@ _MESSAGE_TYPES = frozenset(
     {SourceType.USER_MESSAGE, SourceType.AGENT_MESSAGE, SourceType.TOOL_RESULT}
 )
 _SHOWN = 60  # characters of a differing value quoted in a conflict
-_REPORTED = "agent-reported"
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ class SourceStore:
         """The message just before ``record`` in its chat (what a user may be confirming)."""
         if record.type not in _MESSAGE_TYPES or record.chat is None or not record.turn:
             return None
-        iri = str(stable_node(uid, NodeKind.MESSAGE, record.chat, str(record.turn - 1)))
+        iri = str(message_node(uid, record.chat, record.turn - 1))
         return self.get(uid, [iri]).get(iri)
 
     def history(
@@ -230,7 +233,7 @@ class SourceStore:
         if record.type not in _MESSAGE_TYPES or record.chat is None or record.turn is None:
             return (record,)
         turns = range(max(0, record.turn - before), record.turn + after + 1)
-        iris = [str(stable_node(uid, NodeKind.MESSAGE, record.chat, str(t))) for t in turns]
+        iris = [str(message_node(uid, record.chat, t)) for t in turns]
         found = self.get(uid, iris)
         return tuple(record if i == str(record.iri) else found[i] for i in iris if i in found)
 
@@ -363,7 +366,7 @@ def _message_ref(uid: str, ref: str) -> str | None:
     chat, _, turn = ref[len("chat:") :].rpartition("#")
     if not chat or not turn.isdigit():
         return None
-    return str(stable_node(uid, NodeKind.MESSAGE, chat, str(int(turn))))
+    return str(message_node(uid, chat, int(turn)))
 
 
 def source_iri(uid: str, source: MessageIn | NoteIn) -> URIRef:
@@ -373,9 +376,7 @@ def source_iri(uid: str, source: MessageIn | NoteIn) -> URIRef:
     identified by the SHA-256 of its text.
     """
     if isinstance(source, MessageIn):
-        # A second-hand report keeps its own id, so it never blocks the first-hand message.
-        reported = (_REPORTED,) if source.agent_reported else ()
-        return stable_node(uid, NodeKind.MESSAGE, source.chat, str(source.turn), *reported)
+        return message_node(uid, source.chat, source.turn, reported=source.agent_reported)
     revision = str(source.revision) if source.revision else content_hash(source.text)
     return stable_node(uid, NodeKind.NOTE, source.path, revision)
 

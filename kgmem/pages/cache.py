@@ -33,8 +33,7 @@ from datetime import UTC, datetime, timedelta
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.memory.ids import NodeKind, parse_node
-from kgmem.store import QueryRegistry, Row, Term, TripleStore
+from kgmem.store import NodeKind, QueryRegistry, Row, Term, TripleStore, parse_node
 
 __all__ = ["EvidenceCache", "PageCache", "Ranked"]
 

@@ -21,11 +21,10 @@ from typing import ClassVar
 from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.memory.ids import parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import EffectiveOntology
 from kgmem.pages.cache import EvidenceCache, PageCache, Ranked
-from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs
+from kgmem.store import QueryRegistry, Row, TripleStore, UserGraphs, parse_node
 from kgmem.vocab import KGM, OWL, RDF, RDFS, SDO
 
 __all__ = [

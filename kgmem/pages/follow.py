@@ -30,7 +30,6 @@ from rdflib import Literal, URIRef
 from kgmem.clock import Clock
 from kgmem.errors import GraphNameError
 from kgmem.index.base import Links
-from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.ontology import OntologyService, ValidationService
 from kgmem.pages.cache import PageCache
@@ -48,7 +47,15 @@ from kgmem.pages.revisions import (
     stored_page,
     vault_link,
 )
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    TripleStore,
+    UserGraphs,
+    parse_node,
+)
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["PageFollower", "PagesWritten", "prepare_pages"]

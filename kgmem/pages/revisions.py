@@ -20,8 +20,7 @@ from typing import ClassVar, Protocol
 from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
-from kgmem.memory.ids import NodeKind, stable_node
-from kgmem.store import Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import NodeKind, Quad, QueryRegistry, TripleStore, UserGraphs, stable_node
 from kgmem.vocab import KGM, RDF
 
 __all__ = [

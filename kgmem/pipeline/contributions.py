@@ -19,9 +19,17 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import XSD
 
 from kgmem.errors import GraphNameError
-from kgmem.memory.ids import NodeKind, new_node, parse_node
 from kgmem.memory.model import DraftMemory
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    TripleStore,
+    UserGraphs,
+    new_node,
+    parse_node,
+)
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["Contributions", "PendingSource", "is_queued_draft"]

@@ -8,10 +8,9 @@ from hashlib import sha256
 
 from rdflib import Literal, URIRef
 
-from kgmem.memory.ids import NodeKind, node_iri
 from kgmem.pipeline.processes import ProcessIdentity
 from kgmem.pipeline.stages import StageName
-from kgmem.store import Row, Term
+from kgmem.store import NodeKind, Row, Term, node_iri
 from kgmem.vocab import VocabEnum
 
 __all__ = [

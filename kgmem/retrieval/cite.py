@@ -17,9 +17,8 @@ from rdflib import Literal, URIRef
 
 from kgmem.errors import GraphNameError, UnknownMemory
 from kgmem.index.lexical import LexicalIndex
-from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.lifecycle import Lifecycle
-from kgmem.store import Quad, TripleStore, UserGraphs
+from kgmem.store import NodeKind, Quad, TripleStore, UserGraphs, parse_node
 from kgmem.vocab import KGM, RDF
 
 __all__ = ["Citation", "cite"]

@@ -23,12 +23,11 @@ from rdflib import URIRef
 
 from kgmem.errors import GraphNameError, LifecycleError, UnknownMemory
 from kgmem.index.lexical import LexicalIndex
-from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.lifecycle import Lifecycle, Verdict
 from kgmem.memory.model import MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.retrieval.errors import InvalidSearch
-from kgmem.store import UserGraphs
+from kgmem.store import NodeKind, UserGraphs, parse_node
 
 __all__ = ["MemoryState", "OutcomeChange", "RecordedOutcome", "record_outcome"]
 

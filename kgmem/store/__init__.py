@@ -33,6 +33,7 @@ from kgmem.store.graphs import (
 )
 from kgmem.store.keyed import KEYS_PER_QUERY, select_keyed
 from kgmem.store.literals import Damage, Unreadable, flag, instant, integer, number, unreadable
+from kgmem.store.nodes import NodeKind, message_node, new_node, node_iri, parse_node, stable_node
 from kgmem.store.oxigraph import OxigraphStore
 from kgmem.store.queries import Query, QueryKind, QueryRegistry, iri_problem
 from kgmem.store.serialize import from_nquads, to_nquads
@@ -57,6 +58,7 @@ __all__ = [
     "DatasetRequest",
     "GraphKind",
     "GraphResult",
+    "NodeKind",
     "OxigraphStore",
     "ParsedGraph",
     "Quad",
@@ -85,11 +87,16 @@ __all__ = [
     "instant",
     "integer",
     "iri_problem",
+    "message_node",
+    "new_node",
+    "node_iri",
     "number",
     "parse_graph",
+    "parse_node",
     "readable_by",
     "select_keyed",
     "shapes_graph",
+    "stable_node",
     "to_nquads",
     "unreadable",
     "user_dataset",

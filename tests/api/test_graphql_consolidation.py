@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.pipeline import Claims, StageName
+from kgmem.store import NodeKind, new_node
 from tests.api.support import ApiServer, api_server
 from tests.api.test_graphql import gql
 from tests.pipeline.owners import ClaimingAs, identity_of, sleeper

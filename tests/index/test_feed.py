@@ -21,9 +21,16 @@ from kgmem.errors import StoreOperationFailed
 from kgmem.index import ChangeFeed, KuzuProjection
 from kgmem.index.base import Links
 from kgmem.index.feed_outbox import Changes, Outbox
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.source_inputs import MessageIn, NoteIn
-from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    OxigraphStore,
+    Quad,
+    QueryRegistry,
+    UserGraphs,
+    stable_node,
+)
 from kgmem.vocab import KGM, RDF, SDO
 from tests.index.wired import (
     NOW,

@@ -11,8 +11,7 @@ from kgmem.index import KuzuProjection, LinkKind, UserRows
 from kgmem.index.kuzu.schema import NODE_KINDS, NODES
 from kgmem.index.reader import StoreReader
 from kgmem.memory.entities import self_entity
-from kgmem.memory.ids import NodeKind
-from kgmem.store import Changeset, Quad, QueryRegistry
+from kgmem.store import Changeset, NodeKind, Quad, QueryRegistry
 from kgmem.vocab import KGM, RDF, SDO
 from tests.index.scenes import ALICE_SELF, BOB, Scene, changed_nodes, snapshot, works_at
 from tests.memory.world import ALICE, World

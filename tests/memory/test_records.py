@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdflib import Literal, URIRef
 
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import Authority, MemoryKind, MemoryStatus, SourceType, SupportKind
 from kgmem.memory.records import (
     ClaimRecord,
@@ -17,7 +16,7 @@ from kgmem.memory.records import (
     read_memory,
     record_quads,
 )
-from kgmem.store import Changeset, OxigraphStore, UserGraphs
+from kgmem.store import Changeset, NodeKind, OxigraphStore, UserGraphs, new_node
 from kgmem.vocab import SDO
 
 KG = UserGraphs("alice").kg

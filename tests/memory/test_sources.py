@@ -14,7 +14,6 @@ from rdflib import Graph, Literal, URIRef
 
 from kgmem.clock import FixedClock
 from kgmem.errors import SourceConflict
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.model import Authority, Role, SourceType
 from kgmem.memory.source_inputs import (
     MAX_SOURCE_TEXT,
@@ -25,7 +24,7 @@ from kgmem.memory.source_inputs import (
 )
 from kgmem.memory.source_rdf import content_hash
 from kgmem.memory.sources import SourceStore
-from kgmem.store import OxigraphStore, QueryRegistry, UserGraphs
+from kgmem.store import NodeKind, OxigraphStore, QueryRegistry, UserGraphs, stable_node
 from kgmem.vocab import KGM
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,6 @@ from rdflib import Literal, URIRef
 
 from kgmem.clock import FixedClock
 from kgmem.config import Settings, load_settings
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.pipeline import (
     AnyStage,
     Checkpoints,
@@ -31,7 +30,15 @@ from kgmem.pipeline import (
     StageName,
     rebuild_from_contributions,
 )
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import (
+    Changeset,
+    NodeKind,
+    Quad,
+    QueryRegistry,
+    TripleStore,
+    UserGraphs,
+    stable_node,
+)
 from kgmem.vocab import KGM, RDF, SDO
 
 UID = "alice"

@@ -16,7 +16,6 @@ from rdflib import Literal, URIRef
 
 from kgmem.config import load_settings
 from kgmem.memory.entities import entity_quads, self_entity
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import DraftMemory
 from kgmem.memory.planning import PlanContext, plan_draft
 from kgmem.ontology import OntologyService, ValidationService, ViolationKind
@@ -26,7 +25,7 @@ from kgmem.pipeline.signatures import ResolveTieBreak
 from kgmem.pipeline.stages.classify import ClassifyStage
 from kgmem.pipeline.stages.resolve import PassResolver, ResolveStage
 from kgmem.pipeline.worklist import EntityBinding, PassDraft, Worklist
-from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry
+from kgmem.store import Changeset, NodeKind, OxigraphStore, Quad, QueryRegistry, new_node
 from kgmem.vocab import KGM, RC, RDF, SDO
 from tests.memory.world import ALICE, World
 from tests.pipeline.scripted import ScriptedEngine, prompt_of, reply

@@ -10,10 +10,9 @@ from rdflib.namespace import XSD
 
 from kgmem.index.lexical import LexicalIndex
 from kgmem.memory.gate import Outcome
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.source_inputs import MessageIn, NoteIn
 from kgmem.retrieval import MemorySearch
-from kgmem.store import Changeset, Quad, QueryRegistry
+from kgmem.store import Changeset, NodeKind, Quad, QueryRegistry, stable_node
 from kgmem.vocab import KGM, RDF
 from tests.memory.world import ALICE, World
 

@@ -13,7 +13,6 @@ from rdflib.namespace import XSD
 from kgmem.config import Settings, load_settings
 from kgmem.errors import GraphNameError
 from kgmem.memory.gate import Outcome
-from kgmem.memory.ids import NodeKind, stable_node
 from kgmem.memory.short_memory import ShortMemoryPolicy
 from kgmem.memory.source_inputs import MessageIn
 from kgmem.retrieval import (
@@ -25,7 +24,7 @@ from kgmem.retrieval import (
     PromptContextPacket,
     estimate_tokens,
 )
-from kgmem.store import Changeset, Quad, UserGraphs
+from kgmem.store import Changeset, NodeKind, Quad, UserGraphs, stable_node
 from kgmem.vocab import KGM, RDF
 from tests.memory.world import NOW, World, works_at
 from tests.retrieval.support import QUERIES

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from kgmem.errors import GraphNameError, UnknownMemory
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.retrieval import InvalidSearch, MemorySearch
+from kgmem.store import NodeKind, new_node
 from tests.memory.world import World
 from tests.retrieval.support import remember, remember_for, write_note
 

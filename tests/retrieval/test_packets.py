@@ -19,7 +19,6 @@ from rdflib import Literal, URIRef
 from kgmem.errors import LifecycleError, UnknownMemory
 from kgmem.index.lexical import LexicalIndex
 from kgmem.memory.gate import Outcome
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.lifecycle import Verdict
 from kgmem.memory.model import MemoryKind
 from kgmem.memory.source_inputs import TaskIn, TaskStateChange
@@ -35,7 +34,7 @@ from kgmem.retrieval import (
     WarningKind,
     packets,
 )
-from kgmem.store import Changeset, Quad
+from kgmem.store import Changeset, NodeKind, Quad, new_node
 from kgmem.vocab import KGM, RDF
 from tests.memory.world import ALICE, EMPLOYER, NOW, World, works_at
 from tests.retrieval.support import QUERIES, remember_for, searcher

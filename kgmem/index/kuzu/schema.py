@@ -208,7 +208,7 @@ EDGES = (
 
 
 #: The table a user's node can be projected to, by the kind in its IRI (the path segment
-#: after ``UserGraphs.node_base``, as ``kgmem.memory.ids`` mints them): None for a kind the
+#: after ``UserGraphs.node_base``, as ``kgmem.store.nodes`` mints them): None for a kind the
 #: projection never holds as a node (a claim or evidence item stands for its memory).
 #: A node of a kind not listed here may be in any table.
 NODE_KINDS: dict[str, str | None] = {

@@ -37,6 +37,7 @@ from kgmem.store import (
     TripleStore,
     UserGraphs,
     integer,
+    message_node,
     parse_graph,
     select_keyed,
 )
@@ -219,24 +220,38 @@ class LexicalReader:
     ) -> None:
         """Each memory's chats, and the messages before ("context") and after ("reply") the
         ones it quotes. Two linear reads joined here (the same join in SPARQL costs most of a
-        rebuild): the quoted messages in one query for all ``memories``, then the messages
-        of each chat they quote (a drain's memories quote a few chats; a list of chats
-        made Oxigraph scan every message the user has: 12 ms for 11 chats at 100k memories,
-        against 0.6-1.8 ms a chat)."""
+        rebuild): the quoted messages, then, for a rebuild, every message the user has; for
+        a refresh, the messages around the quotes by their nodes (``message_node``): a chat
+        read whole is 14-18 ms cold at 1M memories, and a drain's merges quote old chats.
+        A turn's first-hand message is its context; an agent's report of it stands in only
+        when the user's own is not stored."""
         quoted: list[tuple[str, str, int]] = []
         query = self._queries["index/lexical_quoted_messages"]
         fixed = {"graph": graph, "sources": graphs.sources}
-        for row in self._select(query, fixed, "memory", memories, per_key=False):
+        # a bound memory is an index lookup; a list of them: 11-18 ms for 25 at 1M, 5 a key
+        for row in self._select(query, fixed, "memory", memories, per_key=True):
             if (turn := integer(row["turn"])) is not None:
                 quoted.append((str(row["memory"]), str(row["chat"]), turn))
         if not quoted:
             return
-        query = self._queries["index/lexical_chat_messages"]
-        chats = None if memories is None else [Literal(c) for c in sorted({q[1] for q in quoted})]
+        if memories is None:
+            query, keys = self._queries["index/lexical_chat_messages"], None
+        else:
+            query = self._queries["index/lexical_message_texts"]
+            keys = [
+                message_node(graphs.uid, chat, near, reported=reported)
+                for _, chat, turn in quoted
+                for near in (turn - 1, turn + 1)
+                if near >= 0
+                for reported in (False, True)
+            ]
         texts: dict[tuple[str, int], str] = {}
-        for row in self._select(query, {"sources": graphs.sources}, "chat", chats, per_key=True):
-            if (turn := integer(row["turn"])) is not None:
-                texts[(str(row["chat"]), turn)] = str(row["text"])
+        for row in self._select(query, {"sources": graphs.sources}, "message", keys, per_key=False):
+            if (turn := integer(row["turn"])) is None:
+                continue
+            chat = str(row["chat"])
+            if (chat, turn) not in texts or row["message"] == message_node(graphs.uid, chat, turn):
+                texts[(chat, turn)] = str(row["text"])
         for memory, chat, turn in quoted:
             found = pieces[memory]
             found["chat"].append(chat)
@@ -299,7 +314,7 @@ class LexicalReader:
 
 
 def _kind(graphs: UserGraphs, iri: str) -> str:
-    """The node kind (see ``kgmem.memory.ids``) of one of the user's nodes, else ""."""
+    """The node kind (see ``kgmem.store.nodes``) of one of the user's nodes, else ""."""
     base = graphs.node_base
     return iri[len(base) :].split("/", 1)[0] if iri.startswith(base) else ""
 

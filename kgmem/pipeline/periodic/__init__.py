@@ -26,7 +26,6 @@ from rdflib import URIRef
 from kgmem.errors import GraphNameError
 from kgmem.memory.decider import Outcome
 from kgmem.memory.entities import self_entity
-from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord, read_memory
 from kgmem.pipeline.periodic.gate import Derivation, DerivationWriter, Written
@@ -49,7 +48,7 @@ from kgmem.pipeline.periodic.references import (
     fact_draft,
 )
 from kgmem.pipeline.ports import PassPorts
-from kgmem.store import QueryRegistry, TripleStore, UserGraphs, from_nquads
+from kgmem.store import NodeKind, QueryRegistry, TripleStore, UserGraphs, from_nquads, parse_node
 from kgmem.vocab import KGM
 
 __all__ = ["Periodic", "PeriodicReport"]

@@ -16,14 +16,13 @@ from pydantic import JsonValue
 from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.memory.ids import NodeKind, parse_node
 from kgmem.pipeline.contributions import Contributions
 from kgmem.pipeline.ports import PassPorts
 from kgmem.pipeline.refusals import stage_refusals
 from kgmem.pipeline.stages import CommitPlan, PassContext, PassState, StageName
 from kgmem.pipeline.stages.reconcile import Reconciled, pass_delta
 from kgmem.pipeline.stages.validate import Validated, changeset_of
-from kgmem.store import Changeset, Quad, from_nquads
+from kgmem.store import Changeset, NodeKind, Quad, from_nquads, parse_node
 from kgmem.vocab import RDF
 
 __all__ = ["PassCommitStage"]

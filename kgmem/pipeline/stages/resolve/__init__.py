@@ -51,7 +51,6 @@ from kgmem.memory.entities import (
     type_clashes,
     types_compatible,
 )
-from kgmem.memory.ids import NodeKind, new_node
 from kgmem.memory.model import DraftMemory
 from kgmem.memory.planning import mention_context
 from kgmem.ontology import EffectiveOntology, TermKind
@@ -69,7 +68,7 @@ from kgmem.pipeline.stages.resolve.candidates import (
 )
 from kgmem.pipeline.stages.resolve.mentions import Mention, Scene, draft_mentions, draft_scene
 from kgmem.pipeline.worklist import EntityBinding, PassDraft, worklist
-from kgmem.store import Changeset, Quad, QueryRegistry, TripleStore, UserGraphs
+from kgmem.store import Changeset, NodeKind, Quad, QueryRegistry, TripleStore, UserGraphs, new_node
 from kgmem.vocab import KGM, RDF
 
 if TYPE_CHECKING:

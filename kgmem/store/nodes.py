@@ -4,6 +4,9 @@ All of a user's nodes live under ``https://w3id.org/kgmem/user/{uid}/``; the par
 names the kind and an id. Sources get ids derived from what identifies them (a chat and a
 turn, a task, a note path), so ingesting the same thing twice lands on the same node;
 memories, evidence, entities and decisions get fresh random ids.
+
+Node naming lives with graph naming in the store layer: the index reads a message's
+neighbours by their IRIs (``message_node``) without asking the memory layer.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from hashlib import sha256
 from rdflib import URIRef
 
 from kgmem.errors import GraphNameError
-from kgmem.store import USER_NODE_BASE, check_id
+from kgmem.store.graphs import USER_NODE_BASE, check_id
 
-__all__ = ["NodeKind", "new_node", "node_iri", "parse_node", "stable_node"]
+__all__ = ["NodeKind", "message_node", "new_node", "node_iri", "parse_node", "stable_node"]
 
 _BASE = USER_NODE_BASE
+_REPORTED = "agent-reported"
 
 
 class NodeKind(StrEnum):
@@ -51,6 +55,12 @@ def stable_node(uid: str, kind: NodeKind, *parts: str) -> URIRef:
     """The same node for the same ``parts``: ``stable_node(u, MESSAGE, chat, "3")``."""
     digest = sha256("\x1f".join(parts).encode()).hexdigest()[:32]
     return node_iri(uid, kind, digest)
+
+
+def message_node(uid: str, chat: str, turn: int, *, reported: bool = False) -> URIRef:
+    """The node of turn ``turn`` of ``chat``; an agent's second-hand report of it
+    (``reported``) has a node of its own, so it never blocks the first-hand message."""
+    return stable_node(uid, NodeKind.MESSAGE, chat, str(turn), *((_REPORTED,) if reported else ()))
 
 
 def parse_node(iri: str) -> tuple[str, NodeKind, str]:
