@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 from rdflib import Literal, URIRef
 
 from kgmem.ontology import bundled_files, ensure_bundled
-from kgmem.ontology.service import OntologyService
+from kgmem.ontology.effective import EffectiveOntology
+from kgmem.ontology.service import STARTER, OntologyService
 from kgmem.store import Changeset, OxigraphStore, Quad, QueryRegistry, UserGraphs
 from kgmem.vocab import KGM, RC, RDF, SDO
 
@@ -65,3 +67,34 @@ def test_terms_used_in_the_users_graph_join_the_closure(
     assert KGM.tag not in service.effective("bob").properties
     extended = service.note_terms("bob", [dolphin])
     assert dolphin in extended.classes and service.effective("bob") is extended
+
+
+def test_the_used_terms_read_by_probes_close_as_a_scan_of_the_graph_would(
+    service: OntologyService, store: OxigraphStore
+) -> None:
+    """The first write after a start probes each vocabulary term in the user's graph
+    instead of scanning the graph: the closure is the one every statement of the graph,
+    read whole, gives (terms outside the vocabulary included, which close to nothing)."""
+    kg, vocab = UserGraphs("alice").kg, service.user_vocabulary("alice")
+    properties, classes = sorted(vocab.properties), sorted(vocab.classes)
+    rng = random.Random(24)
+    quads = [
+        Quad(URIRef(f"urn:x:n{i}"), p, Literal(i), kg)
+        for i, p in enumerate(rng.sample(properties, 15))
+    ]
+    typed = rng.sample(classes, 10)
+    quads += [Quad(URIRef(f"urn:x:t{i}"), RDF.type, c, kg) for i, c in enumerate(typed)]
+    quads += [  # a graph's own vocabulary, unknown to the catalogue
+        Quad(URIRef("urn:x:o"), URIRef("urn:x:ownPredicate"), Literal("x"), kg),
+        Quad(URIRef("urn:x:o"), RDF.type, URIRef("urn:x:OwnClass"), kg),
+    ]
+    store.commit(Changeset.of(quads))
+    service.invalidate("alice")
+    probed = service.effective("alice")
+    scanned = [q.predicate for q in store.quads(kg)]
+    scanned += [q.object for q in store.quads(kg, None, RDF.type) if isinstance(q.object, URIRef)]
+    seeds = vocab.declared_in((STARTER, UserGraphs("alice").schema)) + scanned
+    whole = EffectiveOntology.build("alice", vocab, seeds, UserGraphs("alice").schema)
+    assert probed.classes == whole.classes and probed.properties == whole.properties
+    assert set(typed) <= probed.classes
+    assert probed.properties > service.effective("bob").properties
