@@ -9,6 +9,7 @@ caller; nothing here reads the store.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import itertools
 from array import array
@@ -266,15 +267,18 @@ class _NameTables:
 
 class Timeline:
     """The documents with a moment, by moment (microseconds) then id: two lists in step,
-    not a pair per document (thousands of objects made at each load). Additions wait until
-    the timeline is next read or changed otherwise, then go in together: a rebuild adds a
-    million documents in no order of time, and inserting each into the middle of the lists
-    moved half of them (quadratic: minutes of a 1M-memory rebuild)."""
+    not a pair per document (thousands of objects made at each load). Changes wait until
+    the timeline is next read, then go in together: a rebuild adds a million documents in
+    no order of time, and inserting each into the middle of the lists moved half of them
+    (quadratic: minutes of a 1M-memory rebuild). A refresh removes and adds back each
+    document it reads, mostly at the same moment: the pairs cancel and the lists are not
+    touched (a removal from the middle of a million moves 8 MB: 0.5 ms, inside the commit)."""
 
     def __init__(self) -> None:
         self._moments: list[int] = []
         self._ids: list[str] = []
         self._added: list[Dated] = []
+        self._removed: set[Dated] = set()
 
     def __getstate__(self) -> dict[str, object]:
         return {"moments": array("q", self.moments).tobytes(), "ids": self.ids}
@@ -289,7 +293,7 @@ class Timeline:
         at.frombytes(moments)
         if len(at) != len(ids) or not strings(ids):
             raise ValueError("a shard's timeline does not add up")
-        self._moments, self._ids, self._added = at.tolist(), ids, []
+        self._moments, self._ids, self._added, self._removed = at.tolist(), ids, [], set()
 
     @property
     def moments(self) -> list[int]:
@@ -302,13 +306,18 @@ class Timeline:
         return self._ids
 
     def add(self, moment: int, doc_id: str) -> None:
-        self._added.append((moment, doc_id))
+        if (moment, doc_id) in self._removed:
+            self._removed.discard((moment, doc_id))  # removed and added back: still there
+        else:
+            self._added.append((moment, doc_id))
 
     def remove(self, moment: int, doc_id: str) -> None:
-        self._settle()
         at = self._at(moment, doc_id)
         if at < len(self._ids) and self._ids[at] == doc_id and self._moments[at] == moment:
-            del self._moments[at], self._ids[at]
+            self._removed.add((moment, doc_id))  # stored: taken out at the next read
+        else:
+            with contextlib.suppress(ValueError):
+                self._added.remove((moment, doc_id))  # still waiting (a rebuild removes few)
 
     def _at(self, moment: int, doc_id: str) -> int:
         low = bisect.bisect_left(self._moments, moment)
@@ -316,9 +325,22 @@ class Timeline:
         return bisect.bisect_left(self._ids, doc_id, low, high)
 
     def _settle(self) -> None:
-        """Put the waiting additions in place: a few one by one, many by one sort (of two
-        runs already in order, which Python's sort merges in linear time)."""
-        added, self._added = self._added, []
+        """Put the waiting changes in place: removals (of stored documents) then additions,
+        a few one by one, many by one pass (a sort of two runs already in order, which
+        Python's sort merges in linear time)."""
+        added, self._added, removed, self._removed = self._added, [], self._removed, set()
+        if len(removed) > _INSERTS:
+            kept = [
+                (moment, doc_id)
+                for moment, doc_id in zip(self._moments, self._ids, strict=True)
+                if (moment, doc_id) not in removed
+            ]
+            self._moments = [moment for moment, _ in kept]
+            self._ids = [doc_id for _, doc_id in kept]
+        else:
+            for moment, doc_id in removed:
+                at = self._at(moment, doc_id)
+                del self._moments[at], self._ids[at]
         if len(added) <= _INSERTS:
             for moment, doc_id in added:
                 at = self._at(moment, doc_id)
