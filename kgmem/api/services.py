@@ -363,7 +363,7 @@ def build_services(
         lexical,
         clock,
         lifecycle,
-        graph=projection,
+        expand=True,
         files=None if vault is None else vault.locate,
     )
     retrieval = MemoryRetrieval(store, queries, search, lifecycle, lexical, clock)

@@ -19,7 +19,6 @@ import numpy as np
 from rdflib import Literal, URIRef
 
 from kgmem.clock import Clock
-from kgmem.index.base import GraphProjection
 from kgmem.index.lexical import STOPWORDS, LexicalDoc, LexicalIndex, Scores, stem, words
 from kgmem.index.lexical.facts import FactsView
 from kgmem.memory.entities import name_key
@@ -50,11 +49,10 @@ _FILL = 0.25  # the relevance of an unmatched document that falls in the query's
 _PERIOD = 200  # at most so many of them
 _SPARE = 4  # ranked past k, for hits the store shows to be stale
 _MEANING, _MIN_COSINE = 50, 0.3  # dense candidates per query, and the least cosine kept
-# graph expansion: entities the query names expanded from, neighbours (and docs) each,
-# neighbourhoods kept. One entity: each costs a Kùzu read (~3 ms, its floor, at a million
-# memories: 12 ms of the first searches' p95 with three), and LoCoMo and LongMemEval recall
-# the same with one (0.7603 and 0.944/0.873) as with three (0.7600, 0.944/0.873)
-_NAMED, _NEAR, _CACHED = 1, 50, 4096
+# graph expansion: entities the query names expanded from, neighbours (and docs) each. One
+# entity: LoCoMo and LongMemEval recall the same with one (0.7603 and 0.944/0.873) as with
+# three (0.7600, 0.944/0.873), measured when each was a Kùzu read
+_NAMED, _NEAR = 1, 50
 # an entity more documents are about than this is not expanded from: its neighbours (20k for a
 # city at a million memories) say nothing of the query, and reading them took 30-40 ms
 _HUB = 1000
@@ -92,16 +90,17 @@ class MemorySearch:
         max_query_chars: int = 2000,
         max_k: int = 100,
         before_read: Callable[[str], object] | None = None,
-        graph: GraphProjection | None = None,
+        expand: bool = False,
         max_candidates: int = 500,
         files: Callable[[str, str, str], str] | None = None,
     ) -> None:
         """``before_read(uid)`` runs before each search and citation (a benchmark drains the
         change feed there). The server passes none: each commit brings the lexical index up
         to date before it is acknowledged (the feed's eager target), so a search reads every
-        write acknowledged before it without waiting for a write under way (the graph
-        projection, which only ranks, follows in the background). ``files(uid, kind, path)``:
-        where the file of a page or note hit is (its absolute path in the user's vault)."""
+        write acknowledged before it without waiting for a write under way. ``expand``:
+        rank what the entities a query names are linked to (graph expansion, the server's
+        search; off for an ablation). ``files(uid, kind, path)``: where the file of a page
+        or note hit is (its absolute path in the user's vault)."""
         self._store, self._queries, self._index = store, queries, index
         self._clock, self._lifecycle = clock, lifecycle
         self._strength = strength or StrengthPolicy()
@@ -109,12 +108,9 @@ class MemorySearch:
         self._priors = Priors(self._strength, self._weights)
         self._max_chars, self._max_k = max_query_chars, max_k
         self._before_read = before_read
-        self._graph = graph
+        self._expand = expand
         self._walk = max_candidates
         self._files = files
-        # (uid, entity) -> (projection version, its neighbours): read again once the
-        # projection changed, and never waiting for it while a drain writes it
-        self._near: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
 
     def memory_search(
         self,
@@ -218,22 +214,13 @@ class MemorySearch:
 
     def _related(self, uid: str, terms: frozenset[str]) -> frozenset[str]:
         """Graph expansion: the entities one hop from those the query names (at most
-        ``_NAMED`` of them, the best documented first, none a hub), by the graph projection."""
-        if self._graph is None or not terms:
+        ``_NAMED`` of them, the best documented first, none a hub), read from the search
+        index, which every acknowledged write has reached (the graph projection follows a
+        drain behind, and its cold reads cost a first search 6-49 ms at 1M memories)."""
+        if not self._expand or not terms:
             return frozenset()
         named = self._index.named_entities(uid, terms, most=_HUB)[:_NAMED]
-        version, near = self._graph.version(uid), set[str]()
-        for entity in named:
-            cached = self._near.get((uid, entity))
-            if cached is None or cached[0] != version:
-                found = self._graph.linked_now(uid, URIRef(entity), limit=_NEAR)
-                if found is None:  # being written by a drain: what was read before, if any
-                    near |= cached[1] if cached is not None else frozenset()
-                    continue
-                if len(self._near) >= _CACHED:
-                    self._near.clear()
-                cached = self._near[(uid, entity)] = (version, frozenset(map(str, found)))
-            near |= cached[1]
+        near = {n for entity in named for n in self._index.neighbours(uid, entity, _NEAR)}
         return frozenset(near - set(named))
 
     # -- ranking -------------------------------------------------------------------------

@@ -4,9 +4,6 @@ only ask. Each is checked by switching it off and seeing the ranking change."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,7 @@ from kgmem.memory.gate import Outcome
 from kgmem.retrieval import MemorySearch, RankWeights, SearchHit
 from kgmem.retrieval import search as search_module
 from kgmem.retrieval.temporal import asks_when, is_question
-from tests.memory.world import World, works_at
+from tests.memory.world import World, claim_draft, works_at
 from tests.retrieval.support import QUERIES
 
 
@@ -145,35 +142,27 @@ class Linked:
 
     job: URIRef
     office: URIRef
-    projection: KuzuProjection
     index: LexicalIndex
-    search: MemorySearch  # over the index, expanding through the projection
+    search: MemorySearch  # over the index, expanding from what a query names
 
 
 @pytest.fixture
-def linked_world(world: World, tmp_path: Path) -> Iterator[Linked]:
+def linked_world(world: World) -> Linked:
     msg = world.say("user", "I work at Initech.", chat="job")
     [job] = world.draft(works_at(msg, "Initech"))
     office = turn_memory(
         world, "news", "The office moved to Porto.", entities=[{"name": "Initech"}]
     )
-    projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
-    try:
-        projection.rebuild("alice")
-        index = LexicalIndex(world.store, QUERIES)
-        search = MemorySearch(
-            world.store, QUERIES, index, world.clock, world.lifecycle, graph=projection
-        )
-        yield Linked(job.memory, office, projection, index, search)
-    finally:
-        projection.close()
+    index = LexicalIndex(world.store, QUERIES)
+    search = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle, expand=True)
+    return Linked(job.memory, office, index, search)
 
 
 def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
     world: World, linked_world: Linked
 ) -> None:
     job, office, graph = linked_world.job, linked_world.office, linked_world.search
-    projection, index = linked_world.projection, linked_world.index
+    index = linked_world.index
     flat = MemorySearch(world.store, QUERIES, index, world.clock, world.lifecycle)
     linked = "about something linked to what the query names"
     hits = by_id(graph.memory_search("alice", "Where did Alice's office move?"))
@@ -183,18 +172,17 @@ def test_graph_expansion_reaches_what_a_named_entity_is_linked_to(
     assert str(job) in expanded and str(office) in expanded  # by the graph alone
     assert [h.id for h in flat.memory_search("alice", "Alice")] == [str(job)]
     assert linked not in by_id(graph.memory_search("alice", "Porto Bob"))[str(office)].why
-    # a new link reaches search once the graph projection took it: the neighbourhood is
-    # cached against the projection's version, which its every refresh changes, so the
-    # index catching up first (as a search does) leaves it to the projection's own pace
+    # a new link reaches search with the write: the index has it before the write is
+    # acknowledged (here: once refreshed), with no wait for the graph projection
     lab = turn_memory(world, "news2", "The lab opened downtown.", entities=[{"name": "Globex"}])
     said = world.say("user", "I work at Globex.", chat="job2")
     [second] = world.draft(works_at(said, "Globex"))
-    assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
-    changed = [lab, second.memory]
-    index.refresh("alice", changed)
-    assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
-    projection.refresh("alice", changed)
+    index.refresh("alice", [lab, second.memory])
     assert str(lab) in [h.id for h in graph.memory_search("alice", "Alice")]
+    # a link only a memory no longer active made is gone with it
+    world.lifecycle.archive("alice", second.memory)
+    index.refresh("alice", [second.memory])
+    assert str(lab) not in [h.id for h in graph.memory_search("alice", "Alice")]
 
 
 def test_a_hub_is_not_expanded_from(monkeypatch: pytest.MonkeyPatch, linked_world: Linked) -> None:
@@ -206,35 +194,48 @@ def test_a_hub_is_not_expanded_from(monkeypatch: pytest.MonkeyPatch, linked_worl
     monkeypatch.setattr(search_module, "_HUB", about)  # at the bound: expanded
     assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
     monkeypatch.setattr(search_module, "_HUB", about - 1)  # past it: a hub
-    search._near.clear()
     assert [h.id for h in search.memory_search("alice", "Alice")] == [str(job)]
 
 
-def test_a_search_does_not_wait_for_the_graph_projection_while_it_is_written(
-    linked_world: Linked,
+def test_the_index_links_an_entity_to_what_the_graph_projection_does(
+    world: World, tmp_path: Path
 ) -> None:
-    job, office, search = linked_world.job, linked_world.office, linked_world.search
-    projection = linked_world.projection
-    held, release = threading.Event(), threading.Event()
-
-    def refreshing() -> None:  # holds the projection as a drain's refresh does
-        with projection._lock:
-            held.set()
-            release.wait(30)
-
-    writer = threading.Thread(target=refreshing)
-    writer.start()
+    """The neighbours the search expands to, read from the index, are the entities the
+    graph projection links each entity to (facts between entities, and entities sharing an
+    active memory), in the same order and cut; a memory archived takes its links along."""
+    said = [
+        ("I work at Initech.", "I", "Initech"),
+        ("Bob works at Initech too.", "Bob", "Initech"),
+        ("Bob works at Globex now.", "Bob", "Globex"),
+        ("Carol works at Globex.", "Carol", "Globex"),
+    ]
+    made = []
+    for n, (text, person, company) in enumerate(said):
+        msg = world.say("user", text, chat=f"c{n}")
+        types = {company: "schema:Organization"} | (
+            {} if person == "I" else {person: "schema:Person"}
+        )
+        quote = text.rstrip(".").removesuffix(" too").removesuffix(" now")
+        draft = claim_draft(msg, quote, person, "schema:worksFor", types=types, object=company)
+        made += world.draft(draft)
+    assert all(item.memory is not None for item in made), made
+    news = [{"name": "Initech"}, {"name": "Globex"}]
+    turn_memory(world, "news", "Initech and Globex merged.", entities=news)
+    world.lifecycle.archive("alice", made[-1].memory)  # Carol's job: no longer a link
+    projection = KuzuProjection(tmp_path / "kuzu", world.store, QUERIES)
     try:
-        assert held.wait(10)
-        started = time.monotonic()
-        hits = [h.id for h in search.memory_search("alice", "Alice")]
-        assert time.monotonic() - started < 5  # it did not wait for the writer
-        assert str(job) in hits and str(office) not in hits  # no expansion
+        projection.rebuild("alice")
+        index = LexicalIndex(world.store, QUERIES)
+        entities = {str(e) for e in index._shard("alice").by_entity}  # every entity named
+        assert len(entities) >= 4
+        for entity in sorted(entities):
+            for first in (1, 50):
+                expected = [
+                    str(e) for e in projection.linked_now("alice", URIRef(entity), first) or []
+                ]
+                assert index.neighbours("alice", entity, first) == expected, entity
     finally:
-        release.set()
-        writer.join()
-    # nothing read while it was busy was kept: the next search expands
-    assert str(office) in [h.id for h in search.memory_search("alice", "Alice")]
+        projection.close()
 
 
 def test_what_the_gate_has_not_accepted_ranks_after_what_it_has(world: World) -> None:
