@@ -18,9 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgmem.index.lexical.docs import FIELD_WEIGHTS, LexicalDoc, pack
+from kgmem.index.lexical.moments import Timeline
 from kgmem.index.lexical.saved import ShardFiles
 from kgmem.index.lexical.scores import Scores
-from kgmem.index.lexical.shard import Shard, Timeline
+from kgmem.index.lexical.shard import Shard
 
 WORDS = ["apple", "river", "stone", "garden", "violin", "harbor", "lantern", "meadow"]
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

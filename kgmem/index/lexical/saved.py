@@ -40,7 +40,7 @@ from rdflib import URIRef
 from kgmem.bulk import no_collections
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical import arrays, chats, docs, facts, held, read, region, shard
+from kgmem.index.lexical import arrays, chats, docs, facts, held, moments, read, region, shard
 from kgmem.index.lexical.held import Block
 from kgmem.index.lexical.region import Opened, Region
 from kgmem.index.lexical.shard import Shard
@@ -56,8 +56,8 @@ _COUNT = struct.Struct("<I")  # the payload's out-of-band buffers
 _MOST_BUFFERS = 64
 _ALLOWED = {
     ("kgmem.index.lexical.shard", "Shard"),
-    ("kgmem.index.lexical.shard", "Periods"),
-    ("kgmem.index.lexical.shard", "Timeline"),
+    ("kgmem.index.lexical.moments", "Periods"),
+    ("kgmem.index.lexical.moments", "Timeline"),
     ("kgmem.index.lexical.chats", "Conversations"),
     ("kgmem.index.lexical.arrays", "Slots"),
     ("kgmem.index.lexical.arrays", "Postings"),
@@ -85,7 +85,7 @@ def _checksum(payload: bytes) -> str:
 def _format() -> str:
     """A digest of the modules whose code decides what a saved shard holds."""
     digest = hashlib.blake2b(digest_size=16)
-    for module in (arrays, chats, docs, facts, held, read, region, shard):
+    for module in (arrays, chats, docs, facts, held, moments, read, region, shard):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 
