@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from kgmem.index.lexical.about import Abouts
 from kgmem.index.lexical.facts import Fact, Facts
 
 __all__ = [
@@ -59,13 +60,15 @@ class Slots:
     """Document ids to dense slots, with each slot's length, whether it is live, and what
     ranking and filters need of its document (:mod:`kgmem.index.lexical.facts`): a filter
     on kind or status is applied to a query's scores before the walk (:meth:`Scores.keep`),
-    and a candidate whose score cannot reach the top is passed over unread."""
+    and a candidate whose score cannot reach the top is passed over unread; and who its
+    document is about (:mod:`kgmem.index.lexical.about`)."""
 
     def __init__(self) -> None:
         self.of: dict[str, int] = {}
         self.ids: list[str | None] = []
         self.lengths = array("d")
         self.facts = Facts()
+        self.about = Abouts()
         self._alive = bytearray()
         self._version = 0
         self._cached: tuple[int, NDArray[np.bool_]] | None = None
@@ -73,11 +76,17 @@ class Slots:
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_cached": None}
 
-    def add(self, doc_id: str, length: int, fact: Fact) -> int:
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        if not len(self.ids) == len(self.lengths) == len(self.facts) == len(self.about):
+            raise ValueError("a shard's slots do not add up")
+
+    def add(self, doc_id: str, length: int, fact: Fact, about: Iterable[str]) -> int:
         slot = self.of[doc_id] = len(self.ids)
         self.ids.append(doc_id)
         self.lengths.append(float(length))
         self.facts.append(fact)
+        self.about.append(about)
         self._alive.append(1)
         self._version += 1
         return slot
@@ -108,6 +117,7 @@ class Slots:
         self.ids = list[str | None](live)
         self.lengths = array("d", np.frombuffer(self.lengths, dtype=np.float64)[alive].tobytes())
         self.facts.keep(alive)
+        self.about.keep(alive)
         self._alive = bytearray(b"\x01" * len(self.ids))
         self._version += 1
         return remap

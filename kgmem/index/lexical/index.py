@@ -414,21 +414,10 @@ class LexicalIndex:
             return list(shard.about(entity, first))
 
     def neighbours(self, uid: str, entity: str, first: int) -> list[str]:
-        """The entities that active memories about ``entity`` are also about, by id, the
-        first ``first``: the entities one hop from it (a fact's memory is about both its
-        ends), as the graph projection links them, read where the search already is
-        (0.05 ms against Kùzu's 2.3, same neighbours for 400 entities at 100k memories;
-        Kùzu's read was 6-49 ms cold at 1M). Cost follows the documents about ``entity``:
-        the search never asks for a hub's."""
+        """See :meth:`Shard.neighbours`."""
         shard = self._shard(uid)
-        near: set[str] = set()
         with self._lock:
-            for doc_id in shard.by_entity.get(entity, ()):
-                doc = shard.docs.get(doc_id)
-                if doc is not None and doc.kind == "memory" and doc.status == "active":
-                    near.update(doc.about)
-        near.discard(entity)
-        return heapq.nsmallest(first, near)
+            return shard.neighbours(entity, first)
 
     def doc(self, uid: str, doc_id: str) -> LexicalDoc | None:
         shard = self._shard(uid)

@@ -40,7 +40,18 @@ from rdflib import URIRef
 from kgmem.bulk import no_collections
 from kgmem.index.digests import Digests
 from kgmem.index.feed_outbox import Outbox
-from kgmem.index.lexical import arrays, chats, docs, facts, held, moments, read, region, shard
+from kgmem.index.lexical import (
+    about,
+    arrays,
+    chats,
+    docs,
+    facts,
+    held,
+    moments,
+    read,
+    region,
+    shard,
+)
 from kgmem.index.lexical.held import Block
 from kgmem.index.lexical.region import Opened, Region
 from kgmem.index.lexical.shard import Shard
@@ -62,6 +73,7 @@ _ALLOWED = {
     ("kgmem.index.lexical.arrays", "Slots"),
     ("kgmem.index.lexical.arrays", "Postings"),
     ("kgmem.index.lexical.facts", "Facts"),
+    ("kgmem.index.lexical.about", "Abouts"),
     ("kgmem.index.lexical.held", "HeldDocs"),
     ("datetime", "datetime"),
     ("datetime", "timezone"),
@@ -85,7 +97,7 @@ def _checksum(payload: bytes) -> str:
 def _format() -> str:
     """A digest of the modules whose code decides what a saved shard holds."""
     digest = hashlib.blake2b(digest_size=16)
-    for module in (arrays, chats, docs, facts, held, moments, read, region, shard):
+    for module in (about, arrays, chats, docs, facts, held, moments, read, region, shard):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()
 
