@@ -137,13 +137,6 @@ class GraphProjection(Protocol):
         """Entities within ``hops`` (1-3) of ``entity``, nearest first; never another user's."""
         ...
 
-    def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
-        """The entities one hop from ``entity`` (a fact or a shared memory), by name: what
-        :meth:`neighbourhood` finds at ``hops=1`` without the paths, and cheaper. None at
-        once while a refresh is writing the projection: a search ranks without it rather
-        than wait seconds."""
-        ...
-
     def version(self, uid: str) -> int:
         """Changes whenever the user's rows may have; never waits for a write under way."""
         ...

@@ -290,17 +290,6 @@ def test_neighbourhood_one_and_two_hops(projection: KuzuProjection, scene: Scene
     assert projection.neighbourhood("alice", URIRef("urn:x:unknown"), hops=2) == []
 
 
-def test_linked_is_the_one_hop_neighbourhood_without_paths(
-    projection: KuzuProjection, scene: Scene
-) -> None:
-    near = projection.neighbourhood("alice", ALICE_SELF, hops=1)
-    linked = projection.linked_now("alice", ALICE_SELF)
-    assert linked == sorted(n.entity for n in near)  # the same entities, by IRI
-    assert projection.linked_now("alice", ALICE_SELF, limit=2) == linked[:2]  # the first
-    assert projection.linked_now("bob", ALICE_SELF) == []  # never across users
-    assert projection.linked_now("alice", URIRef("urn:x:unknown")) == []
-
-
 def test_neighbourhood_reports_the_connecting_predicates(
     projection: KuzuProjection, scene: Scene
 ) -> None:

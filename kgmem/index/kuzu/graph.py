@@ -31,7 +31,7 @@ from kgmem.index.kuzu.params import (
     node_params,
     row_of,
 )
-from kgmem.index.kuzu.paths import LINKED, NEIGHBOURS, internal_id, neighbour
+from kgmem.index.kuzu.paths import NEIGHBOURS, internal_id, neighbour
 from kgmem.index.kuzu.schema import (
     EDGES,
     NODE_KINDS,
@@ -371,11 +371,6 @@ class KuzuGraph:
         for memory, *ends in (*about, *facts):
             found.setdefault(URIRef(memory), set()).update(URIRef(e) for e in ends)
         return found
-
-    def linked(self, uid: str, entity: str, limit: int) -> list[URIRef]:
-        params = {"key": node_key(uid, entity), "uid": uid, "limit": limit}
-        rows = self.run(LINKED, params, prepared=True)
-        return [URIRef(row[0]) for row in rows]
 
     def neighbourhood(self, uid: str, entity: str, hops: int, limit: int) -> list[Neighbour]:
         cypher = NEIGHBOURS.format(hops=int(hops), limit=int(limit))

@@ -13,7 +13,7 @@ from rdflib import URIRef
 
 from kgmem.index.base import Link, LinkKind, Neighbour
 
-__all__ = ["ABOUT_COUNTS", "LINKED", "NEIGHBOURS", "OUTLINE", "internal_id", "neighbour"]
+__all__ = ["ABOUT_COUNTS", "NEIGHBOURS", "OUTLINE", "internal_id", "neighbour"]
 
 NEIGHBOURS = """
 MATCH (a:Entity {{key: $key}})-[e:RELATES|SHARES_MEMORY* SHORTEST 1..{hops}
@@ -22,18 +22,6 @@ WHERE b.uid = $uid AND b.key <> a.key
 RETURN b.id, b.name, b.types, length(e), rels(e), nodes(e), a, b
 ORDER BY length(e), b.name, b.id
 LIMIT {limit}
-"""
-
-# One hop needs no recursive join: a plain pattern from the primary key is ~6x faster. Each
-# property of b read costs ~5 us a neighbour (a read at random in the node table), before
-# the LIMIT: b.id alone, ordered by it (an edge of the user's joins only the user's nodes),
-# is half the time of b's uid, key, id and name (13 against 28 ms for 2,000 neighbours).
-LINKED = """
-MATCH (a:Entity {key: $key})-[r:RELATES|SHARES_MEMORY]-(b:Entity)
-WHERE r.uid = $uid AND id(b) <> id(a)
-RETURN DISTINCT b.id
-ORDER BY b.id
-LIMIT $limit
 """
 
 # What the memory browser draws: these tables' rows, and memories counted per entity (a

@@ -240,17 +240,6 @@ class KuzuProjection:
         with self._lock:
             return self._graph.neighbourhood(uid, str(entity), hops, limit)
 
-    def linked_now(self, uid: str, entity: URIRef, limit: int = 50) -> list[URIRef] | None:
-        check_id(uid, "user id")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
-        if not self._lock.acquire(blocking=False):
-            return None  # a refresh is writing the projection
-        try:
-            return self._graph.linked(uid, str(entity), limit)
-        finally:
-            self._lock.release()
-
     def rows(self, uid: str) -> UserRows:
         check_id(uid, "user id")
         with self._lock:
