@@ -11,7 +11,9 @@ and leaves the old one to the views that hold it.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pickle import PickleBuffer
@@ -41,6 +43,7 @@ FACTS = np.dtype(
     ]
 )
 _ROOM = 1024
+_MASKS = 8  # sets of refused forms whose masks are kept
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,17 @@ class FactsView:
     rows: NDArray[Any]
     forms: tuple[Form, ...]
     chats: list[str]  # appended to only: codes below len(chats) at the view's time hold
+    admitting: Callable[[tuple[int, ...]], NDArray[np.bool_]] | None = None  # see admitted
+
+    def admitted(self, refused: Iterable[int]) -> NDArray[np.bool_]:
+        """Whether each row's form is none of the ``refused`` codes: kept by the facts
+        the view was taken of, per set of codes, and extended as rows are appended (the
+        form is a field of the rows: reading the whole column took 3.4 ms a search at a
+        million slots, where the kept mask is multiplied in in 0.4)."""
+        codes = tuple(sorted(set(refused)))
+        if self.admitting is not None:
+            return self.admitting(codes)
+        return ~np.isin(self.rows["form"], codes)
 
 
 class Facts:
@@ -79,6 +93,10 @@ class Facts:
         self.chats: list[str] = []
         self._form_codes: dict[Form, int] = {}
         self._chat_codes: dict[str, int] = {}
+        # refused form codes -> (generation, whether each row's form is none of them);
+        # a compaction renumbers the rows and starts a new generation
+        self._admitted: dict[tuple[int, ...], tuple[int, NDArray[np.bool_]]] = {}
+        self._generation = 0
 
     def __len__(self) -> int:
         return self._n
@@ -111,6 +129,7 @@ class Facts:
         ):
             raise ValueError("a shard's facts do not add up")
         self.forms, self.chats = forms, chats
+        self._admitted, self._generation = {}, 0
         self._form_codes = {f: n for n, f in enumerate(forms)}
         self._chat_codes = {c: n for n, c in enumerate(chats)}
 
@@ -149,9 +168,32 @@ class Facts:
         """Keep the rows of the ``alive`` slots only (the slots were renumbered)."""
         self._rows = self._rows[: self._n][alive].copy()
         self._n = len(self._rows)
+        self._admitted, self._generation = {}, self._generation + 1
 
     def view(self) -> FactsView:
-        return FactsView(self._rows[: self._n], tuple(self.forms), self.chats)
+        rows = self._rows[: self._n]
+        admitting = functools.partial(self._admitting, self._generation, rows)
+        return FactsView(rows, tuple(self.forms), self.chats, admitting)
+
+    def _admitting(
+        self, generation: int, rows: NDArray[Any], refused: tuple[int, ...]
+    ) -> NDArray[np.bool_]:
+        """:meth:`FactsView.admitted` of a view of ``rows`` taken at ``generation``: rows
+        are written once, so a mask kept for more rows holds for fewer, and one kept for
+        fewer is extended by the rows appended since."""
+        n = len(rows)
+        if generation != self._generation:  # renumbered since the view was taken
+            return ~np.isin(rows["form"], refused)
+        held = self._admitted.get(refused)
+        mask = held[1] if held is not None and held[0] == generation else None
+        if mask is None or len(mask) < n:
+            done = 0 if mask is None else len(mask)
+            fresh = ~np.isin(rows["form"][done:], refused)
+            mask = fresh if mask is None else np.concatenate([mask, fresh])
+            if len(self._admitted) >= _MASKS:
+                self._admitted.clear()
+            self._admitted[refused] = (generation, mask)
+        return mask[:n]
 
 
 def _number(value: float | None) -> float:

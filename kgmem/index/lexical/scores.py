@@ -82,13 +82,14 @@ class Scores:
     def keep(self, admits: Callable[[Form], bool]) -> None:
         """Keep the scores of the documents whose form ``admits`` takes (a kind or status
         filter known before the walk, as :meth:`only`); a slot without a form code of its
-        own keeps its score, for the walk to judge."""
+        own keeps its score, for the walk to judge (see :meth:`FactsView.admitted`)."""
         if self.facts is None:
             return
         refused = [code for code, form in enumerate(self.facts.forms) if not admits(form)]
         if refused:
-            column = self.facts.rows["form"][: len(self._values)]
-            self._values[: len(column)][np.isin(column, refused)] = 0.0
+            admitted = self.facts.admitted(refused)
+            values = self._values[: len(admitted)]
+            np.multiply(values, admitted, out=values)
 
     def items(self) -> list[tuple[str, float]]:
         slots = _scored(self._values)
