@@ -58,6 +58,7 @@ __all__ = [
     "explain_match",
     "prior_reasons",
     "temporal",
+    "temporal_bounds",
 ]
 
 _DAY = 86400.0
@@ -246,6 +247,24 @@ def temporal(doc: LexicalDoc, cue: TimeCue | None, weights: RankWeights) -> tupl
         return 1.0, ""
     verb = "happened" if doc.occurred_at else "held" if doc.valid_from else "recorded"
     return weights.temporal, f"{verb} {cue.text}"
+
+
+def temporal_bounds(rows: NDArray[Any], cue: TimeCue | None, weights: RankWeights) -> Floats:
+    """An upper bound of :func:`temporal` of the documents of these facts ``rows``: exact
+    where the row tells the document's moment (it happened at a time, or was recorded and
+    has no validity period), the factor at its most where it does not (a period, which the
+    row does not hold, or no time at all, which meets every cue). The cue is widened by a
+    millisecond: times in the rows are float seconds, and rounding must never exclude."""
+    most = max(weights.temporal, 1.0) if cue is not None else 1.0
+    if cue is None or most == 1.0:
+        return np.full(len(rows), most)
+    occurred, recorded = rows["occurred"], rows["recorded"]
+    happened = ~np.isnan(occurred)
+    moment = np.where(happened, occurred, recorded)
+    known = happened | (~rows["period"].astype(bool) & ~np.isnan(recorded))
+    start, end = cue.start.timestamp() - 1e-3, cue.end.timestamp() + 1e-3
+    inside = (moment >= start) & (moment < end)
+    return np.where(known & ~inside, min(weights.temporal, 1.0), most)
 
 
 def context(doc: LexicalDoc, query: QueryContext, weights: RankWeights) -> float:

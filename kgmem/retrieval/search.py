@@ -38,6 +38,7 @@ from kgmem.retrieval.ranking import (
     explain_match,
     prior_reasons,
     temporal,
+    temporal_bounds,
 )
 from kgmem.retrieval.temporal import TimeCue, asks_when, find_time_cue, is_question
 from kgmem.store import QueryRegistry, TripleStore, UserGraphs
@@ -311,7 +312,7 @@ class MemorySearch:
                     ranked.sort(key=lambda r: (-r[0], r[1].id))
                     return ranked
                 if best and bounded and facts is not None:
-                    bounds = bounds or self._bounds(chunk, facts, query, now, most)
+                    bounds = bounds or self._bounds(chunk, facts, query, now, cue)
                     if relevance / best * bounds[n] < kept[0]:
                         walked += 1
                         continue
@@ -339,12 +340,13 @@ class MemorySearch:
         facts: FactsView,
         query: QueryContext,
         now: datetime,
-        temporal: float,
+        cue: TimeCue | None,
     ) -> list[float]:
         """An upper bound of the factor each of ``chunk``'s documents multiplies its
         relevance by (prior x temporal x context), from the index's facts."""
         rows = facts.rows[np.array([slot for _, _, slot in chunk], dtype=np.int64)]
-        prior = self._priors.bounds(rows, now, facts.forms) * temporal
+        prior = self._priors.bounds(rows, now, facts.forms)
+        prior = prior * temporal_bounds(rows, cue, self._weights)
         return list((prior * query.bounds(rows, facts.chats, self._weights)).tolist())
 
     def _live(self, uid: str, doc: LexicalDoc) -> bool:

@@ -21,7 +21,16 @@ from kgmem.index.lexical.shard import Shard
 from kgmem.memory.model import MemoryKind, MemoryStatus
 from kgmem.memory.records import MemoryRecord
 from kgmem.memory.strength import StrengthPolicy
-from kgmem.retrieval.ranking import Priors, QueryContext, RankWeights, context, prior_reasons
+from kgmem.retrieval.ranking import (
+    Priors,
+    QueryContext,
+    RankWeights,
+    context,
+    prior_reasons,
+    temporal,
+    temporal_bounds,
+)
+from kgmem.retrieval.temporal import TimeCue
 
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
 POLICY, WEIGHTS = StrengthPolicy(), RankWeights()
@@ -153,6 +162,8 @@ def _docs(draw: st.DrawFn) -> LexicalDoc:
         recorded_at=draw(_times),
         last_used_at=draw(_times),
         occurred_at=draw(_times),
+        valid_from=draw(st.one_of(st.none(), _times)),
+        valid_until=draw(st.one_of(st.none(), _times)),
         chats=tuple(draw(st.lists(st.sampled_from(["c1", "c2", "c3"]), max_size=2, unique=True))),
         states_time=draw(st.booleans()),
         names=frozenset(draw(st.lists(st.sampled_from(["acm", "globex"]), max_size=2))),
@@ -170,6 +181,7 @@ def _docs(draw: st.DrawFn) -> LexicalDoc:
     question=st.booleans(),
     names=st.booleans(),
     related=st.booleans(),
+    cue=st.one_of(st.none(), st.tuples(st.integers(-400, 30), st.integers(1, 60))),
 )
 def test_the_bounds_from_the_index_facts_are_never_below_the_factors(
     docs: list[LexicalDoc],
@@ -179,10 +191,17 @@ def test_the_bounds_from_the_index_facts_are_never_below_the_factors(
     question: bool,
     names: bool,
     related: bool,
+    cue: tuple[int, int] | None,
 ) -> None:
     """A search passes over unread a candidate whose bound cannot reach the k-th best: the
-    bound must be at least the document's prior x context whatever it holds, and the prior's
-    bound is the prior itself but for the hair added for rounding."""
+    bound must be at least the document's prior x context x temporal factor whatever it
+    holds; the prior's bound is the prior itself but for the hair added for rounding, and
+    the temporal one is the factor itself where the row tells the document's moment (the
+    cue widened by a millisecond)."""
+    period = None
+    if cue is not None:  # days from NOW, in days
+        start = NOW.replace(hour=0) + timedelta(days=cue[0])
+        period = TimeCue(start, start + timedelta(days=cue[1]), "then", (0, 4))
     now = NOW + timedelta(days=later)
     query = QueryContext(
         frozenset({"acm"} if names else ()),
@@ -196,7 +215,14 @@ def test_the_bounds_from_the_index_facts_are_never_below_the_factors(
     rows, table, forms = _rows(docs)
     prior = priors.bounds(rows, now, forms)
     both = prior * query.bounds(rows, table, WEIGHTS)
+    timed = temporal_bounds(rows, period, WEIGHTS)
     for n, doc in enumerate(docs):
         exact = priors(doc, now)
         assert exact <= prior[n] <= exact * (1 + 1e-8)
         assert exact * context(doc, query, WEIGHTS) <= both[n]
+        factor = temporal(doc, period, WEIGHTS)[0]
+        assert factor <= timed[n]
+        told = doc.occurred_at or (not (doc.valid_from or doc.valid_until) and doc.recorded_at)
+        if told and period is not None:
+            edge = min(abs((told - at).total_seconds()) for at in (period.start, period.end))
+            assert factor == timed[n] or edge < 1  # the cue is widened by a millisecond

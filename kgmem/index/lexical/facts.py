@@ -33,6 +33,7 @@ FACTS = np.dtype(
         ("pinned", "u1"),
         ("states", "u1"),  # its own text says when
         ("decays", "u1"),  # a memory with a strength that decays (not a page or a note)
+        ("period", "u1"),  # it has a validity period (a start or an end)
         ("chat", "<i4"),
         ("use", "<f8"),
         ("confidence", "<f8"),
@@ -55,6 +56,7 @@ class Fact:
     pinned: bool
     states: bool
     decays: bool
+    period: bool
     use: int
     confidence: float | None
     strength: float | None
@@ -154,6 +156,7 @@ class Facts:
             fact.pinned,
             fact.states,
             fact.decays,
+            fact.period,
             chat,
             fact.use,
             _number(fact.confidence),

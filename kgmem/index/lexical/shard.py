@@ -295,6 +295,7 @@ def _fact(doc: LexicalDoc) -> Fact:
         pinned=doc.pinned,
         states=doc.states_time,
         decays=decays,
+        period=bool(doc.valid_from or doc.valid_until),
         use=doc.use_count,
         confidence=doc.confidence,
         strength=doc.strength,
